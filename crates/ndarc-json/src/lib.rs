@@ -1,0 +1,52 @@
+//! Strict JSON for the portability archive.
+//!
+//! The archive's JSON profile is I-JSON (RFC 7493) with a nesting limit, and
+//! its canonical form is RFC 8785 (JCS). This crate gives:
+//!
+//! - [`parse`] / [`parse_with`]: a strict parser that rejects, with a stable
+//!   code and a byte offset, invalid UTF-8, a BOM, duplicate member names,
+//!   escaped lone surrogates, numbers that overflow a double, nesting deeper
+//!   than 64 and everything RFC 8259 does not allow; in the same pass it
+//!   tells whether the text is already canonical.
+//! - [`check_canonical`]: the same answer without building the value.
+//! - [`write_canonical`] / [`to_canonical_vec`]: the RFC 8785 serializer
+//!   (members by UTF-16 code units, strings as `JSON.stringify`, numbers as
+//!   ECMAScript `Number::toString`).
+//! - [`canonicalize`]: one text in, its canonical bytes out, copying the input
+//!   when it is canonical already.
+//!
+//! ```
+//! let v = ndarc_json::parse(br#"{"b": 1.0, "a": [1e21, "\u00e9"]}"#).unwrap();
+//! assert_eq!(ndarc_json::to_canonical_string(&v), r#"{"a":[1e+21,"é"],"b":1}"#);
+//! let e = ndarc_json::parse(br#"{"a":1,"a":2}"#).unwrap_err();
+//! assert_eq!((e.code(), e.offset()), ("json_duplicate_member", 7));
+//! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod error;
+pub mod number;
+mod parse;
+mod ser;
+mod value;
+
+pub use error::{Error, ErrorKind};
+pub use parse::{
+    check_canonical, check_canonical_with, parse, parse_with, ParseOptions, Parsed, MAX_DEPTH,
+};
+pub use ser::{to_canonical_string, to_canonical_vec, write_canonical, write_string};
+pub use value::{cmp_utf16, safe_integer, Object, OwnedValue, Value, MAX_SAFE_INTEGER};
+
+/// Appends the canonical form of the JSON text `input` to `out`. Returns
+/// `true` when the input was canonical already (and was copied as is).
+pub fn canonicalize(input: &[u8], out: &mut Vec<u8>) -> Result<bool, Error> {
+    let parsed = parse_with(input, ParseOptions::default())?;
+    if parsed.non_canonical_at.is_none() {
+        out.extend_from_slice(input);
+        Ok(true)
+    } else {
+        write_canonical(&parsed.value, out);
+        Ok(false)
+    }
+}

@@ -1,0 +1,762 @@
+//! The strict parser.
+//!
+//! Hand-written rather than serde_json because the profile needs what
+//! serde_json does not give: duplicate member names are errors (serde_json
+//! keeps the last), nesting is limited to 64, and the same pass decides
+//! whether the text is already canonical (RFC 8785) and where it first is
+//! not, so the verifier parses and checks each line once.
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
+
+use crate::error::{Error, ErrorKind};
+use crate::number;
+use crate::value::{cmp_utf16, Object, Value};
+
+/// The nesting limit of the archive's JSON profile: the outermost array or
+/// object is depth 1, and 64 is allowed.
+pub const MAX_DEPTH: usize = 64;
+
+/// Options for [`parse_with`].
+#[derive(Debug, Clone, Copy)]
+pub struct ParseOptions {
+    /// Deepest nesting allowed (default [`MAX_DEPTH`]).
+    pub max_depth: usize,
+}
+
+impl Default for ParseOptions {
+    fn default() -> Self {
+        ParseOptions {
+            max_depth: MAX_DEPTH,
+        }
+    }
+}
+
+/// A parsed text and whether it was canonical.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed<'a> {
+    /// The value.
+    pub value: Value<'a>,
+    /// `None` when the text is byte for byte the RFC 8785 form of `value`;
+    /// otherwise the offset of the first byte that differs from it
+    /// (whitespace, a member out of order, a needless escape, a number not
+    /// written as ECMAScript writes it).
+    pub non_canonical_at: Option<usize>,
+}
+
+/// Parses one JSON text (RFC 8259: whitespace around and inside allowed)
+/// under the archive's profile.
+pub fn parse(bytes: &[u8]) -> Result<Value<'_>, Error> {
+    parse_with(bytes, ParseOptions::default()).map(|p| p.value)
+}
+
+/// Parses one JSON text and reports whether it is canonical.
+pub fn parse_with(bytes: &[u8], options: ParseOptions) -> Result<Parsed<'_>, Error> {
+    let text = validate(bytes)?;
+    let mut p = Parser::<true>::new(text, options);
+    let value = p.document()?;
+    Ok(Parsed {
+        value,
+        non_canonical_at: p.non_canonical_at,
+    })
+}
+
+/// Checks that `bytes` is a valid JSON text under the profile and returns
+/// `Ok(None)` when it is canonical, or `Ok(Some(offset))` of the first
+/// non-canonical byte.
+///
+/// A canonical text is checked without building its value (strings without
+/// escapes are not copied, arrays and objects not collected); a text found
+/// non-canonical is parsed in full so that every error is still reported.
+pub fn check_canonical(bytes: &[u8]) -> Result<Option<usize>, Error> {
+    check_canonical_with(bytes, ParseOptions::default())
+}
+
+/// [`check_canonical`] with options.
+pub fn check_canonical_with(bytes: &[u8], options: ParseOptions) -> Result<Option<usize>, Error> {
+    let text = validate(bytes)?;
+    let mut p = Parser::<false>::new(text, options);
+    p.document()?;
+    match p.non_canonical_at {
+        None => Ok(None),
+        // Duplicate names in an unsorted object are found only by the full
+        // parse, and an error outranks non-canonical form.
+        Some(_) => parse_with(bytes, options).map(|p| p.non_canonical_at),
+    }
+}
+
+fn validate(bytes: &[u8]) -> Result<&str, Error> {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        return Err(Error::new(
+            ErrorKind::Bom,
+            0,
+            "the text starts with a UTF-8 byte-order mark; remove the first three bytes",
+        ));
+    }
+    std::str::from_utf8(bytes).map_err(|e| {
+        Error::new(
+            ErrorKind::InvalidUtf8,
+            e.valid_up_to(),
+            "invalid UTF-8 byte sequence",
+        )
+    })
+}
+
+// Bytes that end a run of plain string characters.
+static STRING_STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
+struct Parser<'a, const BUILD: bool> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    depth: usize,
+    max_depth: usize,
+    non_canonical_at: Option<usize>,
+}
+
+impl<'a, const BUILD: bool> Parser<'a, BUILD> {
+    fn new(text: &'a str, options: ParseOptions) -> Self {
+        Parser {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+            depth: 0,
+            max_depth: options.max_depth,
+            non_canonical_at: None,
+        }
+    }
+
+    #[inline]
+    fn mark(&mut self, at: usize) {
+        if self.non_canonical_at.is_none() {
+            self.non_canonical_at = Some(at);
+        }
+    }
+
+    fn err<T>(&self, kind: ErrorKind, at: usize, msg: impl Into<String>) -> Result<T, Error> {
+        Err(Error::new(kind, at, msg))
+    }
+
+    fn syntax<T>(&self, at: usize, msg: impl Into<String>) -> Result<T, Error> {
+        self.err(ErrorKind::Syntax, at, msg)
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    #[inline]
+    fn skip_ws(&mut self) {
+        let start = self.pos;
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+        if self.pos != start {
+            self.mark(start);
+        }
+    }
+
+    fn document(&mut self) -> Result<Value<'a>, Error> {
+        self.skip_ws();
+        let v = self.value()?;
+        self.skip_ws();
+        if self.pos < self.bytes.len() {
+            return self.syntax(
+                self.pos,
+                format!(
+                    "unexpected {} after the JSON value; one text holds exactly one value",
+                    describe(self.bytes[self.pos])
+                ),
+            );
+        }
+        Ok(v)
+    }
+
+    fn value(&mut self) -> Result<Value<'a>, Error> {
+        let at = self.pos;
+        match self.peek() {
+            None => self.syntax(at, "expected a JSON value, found the end of the text"),
+            Some(b'{') => self.object(),
+            Some(b'[') => self.array(),
+            Some(b'"') => Ok(if BUILD {
+                Value::String(self.string()?)
+            } else {
+                self.string()?;
+                Value::Null
+            }),
+            Some(b'-' | b'0'..=b'9') => self.number().map(Value::Number),
+            Some(b't') => self.literal(b"true", Value::Bool(true)),
+            Some(b'f') => self.literal(b"false", Value::Bool(false)),
+            Some(b'n') => self.literal(b"null", Value::Null),
+            Some(b) => self.syntax(
+                at,
+                match b {
+                    b'N' | b'I' => "NaN and Infinity are not JSON".to_string(),
+                    b'/' => "comments are not JSON".to_string(),
+                    b'\'' => "strings are written in double quotes".to_string(),
+                    b']' | b'}' | b',' => format!(
+                        "expected a JSON value, found {} (a trailing comma?)",
+                        describe(b)
+                    ),
+                    _ => format!("expected a JSON value, found {}", describe(b)),
+                },
+            ),
+        }
+    }
+
+    fn literal(&mut self, word: &'static [u8], v: Value<'a>) -> Result<Value<'a>, Error> {
+        if self.bytes[self.pos..].starts_with(word) {
+            self.pos += word.len();
+            Ok(v)
+        } else {
+            self.syntax(
+                self.pos,
+                format!(
+                    "invalid literal; expected `{}`",
+                    std::str::from_utf8(word).unwrap_or("?")
+                ),
+            )
+        }
+    }
+
+    fn enter(&mut self) -> Result<(), Error> {
+        self.depth += 1;
+        if self.depth > self.max_depth {
+            return self.err(
+                ErrorKind::Depth,
+                self.pos,
+                format!(
+                    "arrays and objects nest deeper than {} levels",
+                    self.max_depth
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    fn array(&mut self) -> Result<Value<'a>, Error> {
+        self.enter()?;
+        self.pos += 1; // [
+        let mut items = Vec::new();
+        self.skip_ws();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            self.depth -= 1;
+            return Ok(Value::Array(items));
+        }
+        loop {
+            self.skip_ws();
+            let v = self.value()?;
+            if BUILD {
+                items.push(v);
+            }
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    break;
+                }
+                None => return self.syntax(self.pos, "unterminated array: expected `,` or `]`"),
+                Some(b) => {
+                    return self.syntax(
+                        self.pos,
+                        format!("expected `,` or `]` in array, found {}", describe(b)),
+                    )
+                }
+            }
+        }
+        self.depth -= 1;
+        Ok(Value::Array(items))
+    }
+
+    fn object(&mut self) -> Result<Value<'a>, Error> {
+        self.enter()?;
+        self.pos += 1; // {
+        let mut obj = Object::new();
+        // While names arrive in strictly increasing order, uniqueness follows
+        // from the order; once they do not, names are collected and checked
+        // at the end.
+        let mut prev: Option<Cow<'a, str>> = None;
+        let mut sorted = true;
+        let mut names: Vec<(Cow<'a, str>, usize)> = Vec::new();
+        self.skip_ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            self.depth -= 1;
+            return Ok(Value::Object(obj));
+        }
+        loop {
+            self.skip_ws();
+            let name_at = self.pos;
+            match self.peek() {
+                Some(b'"') => {}
+                None => return self.syntax(self.pos, "unterminated object: expected a member name"),
+                Some(b'}') => {
+                    return self.syntax(self.pos, "expected a member name, found `}` (a trailing comma?)")
+                }
+                Some(b) => {
+                    return self.syntax(
+                        self.pos,
+                        format!(
+                            "expected a member name in double quotes, found {}",
+                            describe(b)
+                        ),
+                    )
+                }
+            }
+            let name = self.string()?;
+            if sorted {
+                if let Some(p) = &prev {
+                    match cmp_utf16(p, &name) {
+                        Ordering::Less => {}
+                        Ordering::Equal => {
+                            return self.err(
+                                ErrorKind::DuplicateMember,
+                                name_at,
+                                format!("duplicate member name {:?}", name.as_ref()),
+                            )
+                        }
+                        Ordering::Greater => {
+                            self.mark(name_at);
+                            sorted = false;
+                        }
+                    }
+                }
+            }
+            self.skip_ws();
+            if self.peek() != Some(b':') {
+                return self.syntax(self.pos, "expected `:` after the member name");
+            }
+            self.pos += 1;
+            self.skip_ws();
+            let v = self.value()?;
+            if BUILD {
+                if !sorted {
+                    names.push((name.clone(), name_at));
+                }
+                obj.push_unchecked(name.clone(), v);
+            }
+            if sorted {
+                prev = Some(name);
+            }
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    break;
+                }
+                None => return self.syntax(self.pos, "unterminated object: expected `,` or `}`"),
+                Some(b) => {
+                    return self.syntax(
+                        self.pos,
+                        format!("expected `,` or `}}` in object, found {}", describe(b)),
+                    )
+                }
+            }
+        }
+        if BUILD && !sorted {
+            // The names before the first out-of-order one were increasing;
+            // collect them too, then look for equal neighbours.
+            let mut all: Vec<(&str, usize)> = Vec::with_capacity(obj.len());
+            let seen_unsorted: Vec<&str> = names.iter().map(|(n, _)| n.as_ref()).collect();
+            let before = obj.len() - seen_unsorted.len();
+            for (i, (n, _)) in obj.iter().enumerate() {
+                if i < before {
+                    all.push((n, 0));
+                }
+            }
+            for (n, at) in &names {
+                all.push((n, *at));
+            }
+            all.sort_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
+            if let Some(w) = all.windows(2).find(|w| w[0].0 == w[1].0) {
+                return self.err(
+                    ErrorKind::DuplicateMember,
+                    w[1].1,
+                    format!("duplicate member name {:?}", w[1].0),
+                );
+            }
+        }
+        self.depth -= 1;
+        Ok(Value::Object(obj))
+    }
+
+    /// Parses a string at `self.pos` (the opening quote).
+    fn string(&mut self) -> Result<Cow<'a, str>, Error> {
+        let open = self.pos;
+        let start = open + 1;
+        let mut i = start;
+        let bytes = self.bytes;
+        while i < bytes.len() && !STRING_STOP[bytes[i] as usize] {
+            i += 1;
+        }
+        match bytes.get(i) {
+            Some(b'"') => {
+                self.pos = i + 1;
+                // Slicing at ASCII quote bytes is at char boundaries.
+                return Ok(Cow::Borrowed(&self.text[start..i]));
+            }
+            Some(b'\\') => {}
+            Some(_) => return self.control(i),
+            None => return self.syntax(open, "unterminated string"),
+        }
+        // Slow path: the string has escapes.
+        let mut out = String::with_capacity(i - start + 16);
+        out.push_str(&self.text[start..i]);
+        loop {
+            match bytes.get(i) {
+                Some(b'"') => {
+                    self.pos = i + 1;
+                    return Ok(Cow::Owned(out));
+                }
+                Some(b'\\') => {
+                    i = self.escape(i, &mut out)?;
+                }
+                Some(_) => return self.control(i),
+                None => return self.syntax(open, "unterminated string"),
+            }
+            let run = i;
+            while i < bytes.len() && !STRING_STOP[bytes[i] as usize] {
+                i += 1;
+            }
+            out.push_str(&self.text[run..i]);
+        }
+    }
+
+    fn control<T>(&self, at: usize) -> Result<T, Error> {
+        self.syntax(
+            at,
+            format!(
+                "raw control character U+{:04X} in a string; write it as an escape",
+                self.bytes[at]
+            ),
+        )
+    }
+
+    /// Decodes the escape at `at` (a backslash) into `out`; returns the
+    /// offset after it.
+    fn escape(&mut self, at: usize, out: &mut String) -> Result<usize, Error> {
+        let Some(&c) = self.bytes.get(at + 1) else {
+            return self.syntax(at, "unterminated escape");
+        };
+        let short = match c {
+            b'"' => Some('"'),
+            b'\\' => Some('\\'),
+            b'/' => {
+                // Valid JSON, but JSON.stringify writes `/` raw.
+                self.mark(at);
+                Some('/')
+            }
+            b'b' => Some('\u{8}'),
+            b'f' => Some('\u{c}'),
+            b'n' => Some('\n'),
+            b'r' => Some('\r'),
+            b't' => Some('\t'),
+            b'u' => None,
+            _ => {
+                return self.syntax(
+                    at,
+                    format!("invalid escape `\\{}`", char::from(c).escape_default()),
+                )
+            }
+        };
+        if let Some(ch) = short {
+            out.push(ch);
+            return Ok(at + 2);
+        }
+        let unit = self.hex4(at)?;
+        match unit {
+            0xD800..=0xDBFF => {
+                let low_at = at + 6;
+                if self.bytes.get(low_at) == Some(&b'\\') && self.bytes.get(low_at + 1) == Some(&b'u') {
+                    let low = self.hex4(low_at)?;
+                    if (0xDC00..=0xDFFF).contains(&low) {
+                        let c = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+                        // Any escaped character above U+001F is written raw
+                        // in canonical form.
+                        self.mark(at);
+                        out.push(char::from_u32(c).unwrap_or('\u{FFFD}'));
+                        return Ok(at + 12);
+                    }
+                }
+                self.err(
+                    ErrorKind::LoneSurrogate,
+                    at,
+                    format!("escaped lone surrogate \\u{unit:04x}: strings must be valid Unicode"),
+                )
+            }
+            0xDC00..=0xDFFF => self.err(
+                ErrorKind::LoneSurrogate,
+                at,
+                format!("escaped lone surrogate \\u{unit:04x}: strings must be valid Unicode"),
+            ),
+            _ => {
+                let canonical = unit < 0x20
+                    && !matches!(unit, 0x08 | 0x09 | 0x0A | 0x0C | 0x0D)
+                    && self.bytes[at + 2..at + 6]
+                        .iter()
+                        .all(|b| !b.is_ascii_uppercase());
+                if !canonical {
+                    self.mark(at);
+                }
+                out.push(char::from_u32(unit).unwrap_or('\u{FFFD}'));
+                Ok(at + 6)
+            }
+        }
+    }
+
+    fn hex4(&self, at: usize) -> Result<u32, Error> {
+        let digits = self.bytes.get(at + 2..at + 6);
+        let mut v = 0u32;
+        match digits {
+            Some(d) => {
+                for &b in d {
+                    let x = match b {
+                        b'0'..=b'9' => b - b'0',
+                        b'a'..=b'f' => b - b'a' + 10,
+                        b'A'..=b'F' => b - b'A' + 10,
+                        _ => return self.syntax(at, "`\\u` must be followed by four hex digits"),
+                    };
+                    v = v * 16 + u32::from(x);
+                }
+                Ok(v)
+            }
+            None => self.syntax(at, "`\\u` must be followed by four hex digits"),
+        }
+    }
+
+    fn number(&mut self) -> Result<f64, Error> {
+        let start = self.pos;
+        let b = self.bytes;
+        let mut i = start;
+        if b[i] == b'-' {
+            i += 1;
+        }
+        let int_start = i;
+        match b.get(i) {
+            Some(b'0') => {
+                i += 1;
+                if matches!(b.get(i), Some(b'0'..=b'9')) {
+                    return self.syntax(start, "numbers must not have leading zeros");
+                }
+            }
+            Some(b'1'..=b'9') => {
+                while matches!(b.get(i), Some(b'0'..=b'9')) {
+                    i += 1;
+                }
+            }
+            _ => return self.syntax(start, "a `-` must be followed by digits"),
+        }
+        let int_digits = i - int_start;
+        let mut simple = true;
+        if b.get(i) == Some(&b'.') {
+            simple = false;
+            i += 1;
+            let d = i;
+            while matches!(b.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+            if i == d {
+                return self.syntax(i, "a decimal point must be followed by digits");
+            }
+        }
+        if matches!(b.get(i), Some(b'e' | b'E')) {
+            simple = false;
+            i += 1;
+            if matches!(b.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            let d = i;
+            while matches!(b.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+            if i == d {
+                return self.syntax(i, "an exponent must have digits");
+            }
+        }
+        self.pos = i;
+        let text = &self.text[start..i];
+        let value: f64 = if simple && int_digits <= 15 {
+            // Exact: at most 15 digits fit a double's 53-bit mantissa.
+            let mut n: i64 = 0;
+            for &d in &b[int_start..i] {
+                n = n * 10 + i64::from(d - b'0');
+            }
+            if start != int_start {
+                if n == 0 {
+                    self.mark(start); // -0 is written 0
+                }
+                -(n as f64)
+            } else {
+                n as f64
+            }
+        } else {
+            let v: f64 = text
+                .parse()
+                .map_err(|_| Error::new(ErrorKind::Syntax, start, "invalid number"))?;
+            if !v.is_finite() {
+                return self.err(
+                    ErrorKind::NumberRange,
+                    start,
+                    format!("number {text} is out of the range of a 64-bit double"),
+                );
+            }
+            if self.non_canonical_at.is_none() && number::format(v).as_bytes() != text.as_bytes() {
+                self.mark(start);
+            }
+            v
+        };
+        Ok(value)
+    }
+}
+
+fn describe(b: u8) -> String {
+    match b {
+        0x20..=0x7E => format!("`{}`", char::from(b)),
+        _ => format!("byte 0x{b:02X}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(s: &str) -> (&'static str, usize) {
+        let e = parse(s.as_bytes()).unwrap_err();
+        (e.code(), e.offset())
+    }
+
+    fn canon_at(s: &str) -> Option<usize> {
+        let a = parse_with(s.as_bytes(), ParseOptions::default())
+            .unwrap()
+            .non_canonical_at;
+        let b = check_canonical(s.as_bytes()).unwrap();
+        assert_eq!(a, b, "parse and check disagree on {s}");
+        a
+    }
+
+    #[test]
+    fn rejects_what_json_does_not_allow() {
+        assert_eq!(err("[1,]"), ("json_syntax", 3));
+        assert_eq!(err("{\"a\":1,}"), ("json_syntax", 7));
+        assert_eq!(err("NaN"), ("json_syntax", 0));
+        assert_eq!(err("[Infinity]"), ("json_syntax", 1));
+        assert_eq!(err("// c\n1"), ("json_syntax", 0));
+        assert_eq!(err("01"), ("json_syntax", 0));
+        assert_eq!(err("-01"), ("json_syntax", 0));
+        assert_eq!(err("1."), ("json_syntax", 2));
+        assert_eq!(err(".5"), ("json_syntax", 0));
+        assert_eq!(err("1e"), ("json_syntax", 2));
+        assert_eq!(err("-"), ("json_syntax", 0));
+        assert_eq!(err("'a'"), ("json_syntax", 0));
+        assert_eq!(err(""), ("json_syntax", 0));
+        assert_eq!(err("  "), ("json_syntax", 2));
+        assert_eq!(err("1 2"), ("json_syntax", 2));
+        assert_eq!(err("\"a\u{1}\""), ("json_syntax", 2));
+        assert_eq!(err("\"abc"), ("json_syntax", 0));
+        assert_eq!(err("\"\\x\""), ("json_syntax", 1));
+        assert_eq!(err("\"\\u12\""), ("json_syntax", 1));
+        assert_eq!(err("tru"), ("json_syntax", 0));
+        assert_eq!(err("{1:2}"), ("json_syntax", 1));
+        assert_eq!(err("{\"a\" 1}"), ("json_syntax", 5));
+        assert_eq!(err("[1 2]"), ("json_syntax", 3));
+        assert_eq!(err("+1"), ("json_syntax", 0));
+    }
+
+    #[test]
+    fn profile_errors() {
+        assert_eq!(err("\u{FEFF}{}"), ("json_bom", 0));
+        let e = parse(b"[\"a\xff\"]").unwrap_err();
+        assert_eq!((e.code(), e.offset()), ("json_invalid_utf8", 3));
+        assert_eq!(err("{\"a\":1,\"a\":2}"), ("json_duplicate_member", 7));
+        // Duplicate found after the order broke.
+        assert_eq!(err("{\"b\":1,\"a\":2,\"b\":3}"), ("json_duplicate_member", 13));
+        assert_eq!(err("{\"a\":1,\"\\u0061\":2}"), ("json_duplicate_member", 7));
+        assert_eq!(err("\"\\ud800\""), ("json_lone_surrogate", 1));
+        assert_eq!(err("\"\\udc00\""), ("json_lone_surrogate", 1));
+        assert_eq!(err("\"\\ud800\\u0041\""), ("json_lone_surrogate", 1));
+        assert_eq!(err("1e400"), ("json_number_range", 0));
+        assert_eq!(err("-1e309"), ("json_number_range", 0));
+        let deep64 = "[".repeat(64) + &"]".repeat(64);
+        assert!(parse(deep64.as_bytes()).is_ok());
+        let deep65 = "[".repeat(65) + &"]".repeat(65);
+        assert_eq!(err(&deep65), ("json_depth", 64));
+        let deep_obj = "{\"a\":".repeat(65) + "1" + &"}".repeat(65);
+        assert_eq!(err(&deep_obj).0, "json_depth");
+    }
+
+    #[test]
+    fn duplicate_check_in_check_mode() {
+        let e = check_canonical(b"{\"b\":1,\"a\":2,\"b\":3}").unwrap_err();
+        assert_eq!(e.code(), "json_duplicate_member");
+        let e = check_canonical(b"{\"a\":1,\"a\":2}").unwrap_err();
+        assert_eq!(e.code(), "json_duplicate_member");
+    }
+
+    #[test]
+    fn values() {
+        let v = parse(br#" {"a": [1, -2.5e3, true, false, null], "b": "x\u00e9\ud83d\ude00\n"} "#)
+            .unwrap();
+        let o = v.as_object().unwrap();
+        assert_eq!(
+            o.get("a").unwrap().as_array().unwrap(),
+            &[
+                Value::Number(1.0),
+                Value::Number(-2500.0),
+                Value::Bool(true),
+                Value::Bool(false),
+                Value::Null
+            ]
+        );
+        assert_eq!(o.get("b").unwrap().as_str(), Some("xé😀\n"));
+        assert_eq!(parse(b"5e-324").unwrap(), Value::Number(5e-324));
+        assert_eq!(parse(b"1e-400").unwrap(), Value::Number(0.0));
+        assert_eq!(parse(b"123456789012345678901234567890").unwrap(), Value::Number(1.2345678901234568e29));
+    }
+
+    #[test]
+    fn canonical_detection() {
+        assert_eq!(canon_at(r#"{"a":1,"b":[true,null,"x"]}"#), None);
+        assert_eq!(canon_at(r#"{"b":1,"a":2}"#), Some(7));
+        assert_eq!(canon_at(r#"{"a": 1}"#), Some(5));
+        assert_eq!(canon_at(" 1"), Some(0));
+        assert_eq!(canon_at("1 "), Some(1));
+        assert_eq!(canon_at("1.0"), Some(0));
+        assert_eq!(canon_at("-0"), Some(0));
+        assert_eq!(canon_at("0"), None);
+        assert_eq!(canon_at("1e21"), Some(0));
+        assert_eq!(canon_at("1e+21"), None);
+        assert_eq!(canon_at("1E+21"), Some(0));
+        assert_eq!(canon_at("100"), None);
+        assert_eq!(canon_at("1e2"), Some(0));
+        assert_eq!(canon_at("0.1"), None);
+        assert_eq!(canon_at("1e-7"), None);
+        assert_eq!(canon_at("0.0000001"), Some(0));
+        assert_eq!(canon_at("9007199254740993"), Some(0));
+        assert_eq!(canon_at("9007199254740992"), None);
+        assert_eq!(canon_at(r#""\/""#), Some(1));
+        assert_eq!(canon_at(r#""\u0041""#), Some(1));
+        assert_eq!(canon_at(r#""\u000a""#), Some(1));
+        assert_eq!(canon_at(r#""\n\t\"\\\b\f\r""#), None);
+        assert_eq!(canon_at(r#""\u001f\u0000""#), None);
+        assert_eq!(canon_at(r#""\u001F""#), Some(1));
+        assert_eq!(canon_at(r#""\ud83d\ude00""#), Some(1));
+        assert_eq!(canon_at("\"\u{7f}\u{2028}\u{2029}\""), None);
+        // Names sort by UTF-16 code units.
+        assert_eq!(canon_at("{\"\u{1F600}\":1,\"\u{FB33}\":2}"), None);
+        assert_eq!(canon_at("{\"\u{FB33}\":1,\"\u{1F600}\":2}"), Some(9));
+    }
+}
