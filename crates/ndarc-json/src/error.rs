@@ -105,7 +105,13 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at byte {}: {}", self.code(), self.offset, self.message)
+        write!(
+            f,
+            "{} at byte {}: {}",
+            self.code(),
+            self.offset,
+            self.message
+        )
     }
 }
 

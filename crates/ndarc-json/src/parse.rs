@@ -302,9 +302,14 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
             let name_at = self.pos;
             match self.peek() {
                 Some(b'"') => {}
-                None => return self.syntax(self.pos, "unterminated object: expected a member name"),
+                None => {
+                    return self.syntax(self.pos, "unterminated object: expected a member name")
+                }
                 Some(b'}') => {
-                    return self.syntax(self.pos, "expected a member name, found `}` (a trailing comma?)")
+                    return self.syntax(
+                        self.pos,
+                        "expected a member name, found `}` (a trailing comma?)",
+                    )
                 }
                 Some(b) => {
                     return self.syntax(
@@ -481,7 +486,9 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
         match unit {
             0xD800..=0xDBFF => {
                 let low_at = at + 6;
-                if self.bytes.get(low_at) == Some(&b'\\') && self.bytes.get(low_at + 1) == Some(&b'u') {
+                if self.bytes.get(low_at) == Some(&b'\\')
+                    && self.bytes.get(low_at + 1) == Some(&b'u')
+                {
                     let low = self.hex4(low_at)?;
                     if (0xDC00..=0xDFFF).contains(&low) {
                         let c = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
@@ -683,7 +690,10 @@ mod tests {
         assert_eq!((e.code(), e.offset()), ("json_invalid_utf8", 3));
         assert_eq!(err("{\"a\":1,\"a\":2}"), ("json_duplicate_member", 7));
         // Duplicate found after the order broke.
-        assert_eq!(err("{\"b\":1,\"a\":2,\"b\":3}"), ("json_duplicate_member", 13));
+        assert_eq!(
+            err("{\"b\":1,\"a\":2,\"b\":3}"),
+            ("json_duplicate_member", 13)
+        );
         assert_eq!(err("{\"a\":1,\"\\u0061\":2}"), ("json_duplicate_member", 7));
         assert_eq!(err("\"\\ud800\""), ("json_lone_surrogate", 1));
         assert_eq!(err("\"\\udc00\""), ("json_lone_surrogate", 1));
@@ -724,7 +734,10 @@ mod tests {
         assert_eq!(o.get("b").unwrap().as_str(), Some("xé😀\n"));
         assert_eq!(parse(b"5e-324").unwrap(), Value::Number(5e-324));
         assert_eq!(parse(b"1e-400").unwrap(), Value::Number(0.0));
-        assert_eq!(parse(b"123456789012345678901234567890").unwrap(), Value::Number(1.2345678901234568e29));
+        assert_eq!(
+            parse(b"123456789012345678901234567890").unwrap(),
+            Value::Number(1.2345678901234568e29)
+        );
     }
 
     #[test]

@@ -1,0 +1,309 @@
+//! Catalogue rules shared by producers and verifiers: names, affinities,
+//! the rowid alias, the schema identity, the content header, base64 and
+//! timestamps (SPEC.md §4–§5).
+
+use std::cmp::Ordering;
+
+use base64::Engine as _;
+use ndarc_json::{cmp_utf16, Object, Value};
+
+use crate::hash::{sha256, Digest32};
+
+/// The longest name, in UTF-16 code units.
+pub const MAX_NAME_UNITS: usize = 512;
+
+/// The `name` rule: a string of 1 to 512 UTF-16 code units without C0
+/// control characters (the producer's `catalogue.mjs`).
+pub fn is_name(s: &str) -> bool {
+    !s.is_empty() && s.encode_utf16().count() <= MAX_NAME_UNITS && !s.bytes().any(|b| b < 0x20)
+}
+
+/// Why `s` is not a name, for messages; `None` when it is one.
+pub fn name_problem(s: &str) -> Option<&'static str> {
+    if s.is_empty() {
+        Some("is empty")
+    } else if s.bytes().any(|b| b < 0x20) {
+        Some("contains a control character (U+0000–U+001F)")
+    } else if s.encode_utf16().count() > MAX_NAME_UNITS {
+        Some("is longer than 512 UTF-16 code units")
+    } else {
+        None
+    }
+}
+
+/// SQLite column affinity from a declared type, as the producer's
+/// `affinity()`: contains `INT` → INTEGER; `CHAR`, `CLOB` or `TEXT` → TEXT;
+/// empty or contains `BLOB` → BLOB; otherwise NUMBER.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Affinity {
+    /// Safe integers.
+    Integer,
+    /// Strings.
+    Text,
+    /// Strings, numbers or `{"blob": base64}`.
+    Blob,
+    /// Numbers.
+    Number,
+}
+
+impl Affinity {
+    /// The affinity of a declared column type.
+    pub fn of(declared: &str) -> Affinity {
+        let t = declared.to_ascii_uppercase();
+        if t.contains("INT") {
+            Affinity::Integer
+        } else if t.contains("CHAR") || t.contains("CLOB") || t.contains("TEXT") {
+            Affinity::Text
+        } else if t.is_empty() || t.contains("BLOB") {
+            Affinity::Blob
+        } else {
+            Affinity::Number
+        }
+    }
+
+    /// The name as SPEC.md writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Affinity::Integer => "INTEGER",
+            Affinity::Text => "TEXT",
+            Affinity::Blob => "BLOB",
+            Affinity::Number => "NUMBER",
+        }
+    }
+}
+
+/// The rowid aliases SQLite accepts, in the order the producer tries them.
+pub const ROWID_ALIASES: [&str; 3] = ["rowid", "_rowid_", "oid"];
+
+/// The table's `rowidAlias`: `None` (JSON `null`) when any column is in the
+/// primary key; otherwise the first of `rowid`, `_rowid_`, `oid` that no
+/// column name shadows (ASCII case-insensitive); `Err(())` when all three are
+/// shadowed (such a table cannot be exported).
+#[allow(clippy::result_unit_err)]
+pub fn rowid_alias<'n>(
+    column_names: impl Iterator<Item = &'n str> + Clone,
+    any_pk: bool,
+) -> Result<Option<&'static str>, ()> {
+    if any_pk {
+        return Ok(None);
+    }
+    ROWID_ALIASES
+        .iter()
+        .find(|alias| !column_names.clone().any(|c| c.eq_ignore_ascii_case(alias)))
+        .map(|a| Some(*a))
+        .ok_or(())
+}
+
+/// The schema identity: lowercase hex SHA-256 of the canonical JSON of
+/// `[{name, sql}, …]` over the tables in manifest order.
+pub fn schema_identity<'a>(tables: impl Iterator<Item = (&'a str, &'a str)>) -> String {
+    let list: Vec<Value<'_>> = tables
+        .map(|(name, sql)| {
+            let mut o = Object::new();
+            o.insert("name", Value::from(name));
+            o.insert("sql", Value::from(sql));
+            Value::Object(o)
+        })
+        .collect();
+    crate::hash::hex(&sha256(&ndarc_json::to_canonical_vec(&Value::Array(list))))
+}
+
+/// The manifest members that the content header keeps (SPEC.md §7.2).
+pub const CONTENT_HEADER_MEMBERS: [&str; 10] = [
+    "excludedColumns",
+    "excludedTables",
+    "format",
+    "objects",
+    "payloads",
+    "product",
+    "requiredConfiguration",
+    "schema",
+    "tables",
+    "version",
+];
+
+/// Digest of the canonical content header: the manifest object restricted to
+/// [`CONTENT_HEADER_MEMBERS`] (those present).
+pub fn content_header_digest(manifest: &Object<'_>) -> Digest32 {
+    let mut header = Object::new();
+    for name in CONTENT_HEADER_MEMBERS {
+        if let Some(v) = manifest.get(name) {
+            header.insert(name, v.clone());
+        }
+    }
+    sha256(&ndarc_json::to_canonical_vec(&Value::Object(header)))
+}
+
+/// Decodes canonical base64 (RFC 4648 standard alphabet, with padding, no
+/// whitespace, unused bits zero). `None` when `s` is not canonical base64.
+pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
+    // The base64 crate's STANDARD engine rejects non-zero trailing bits and
+    // missing padding, which is exactly canonical form.
+    base64::engine::general_purpose::STANDARD.decode(s).ok()
+}
+
+/// Decodes canonical base64 into `out` (appending); `false` when `s` is not
+/// canonical base64.
+pub fn decode_base64_into(s: &str, out: &mut Vec<u8>) -> bool {
+    base64::engine::general_purpose::STANDARD
+        .decode_vec(s, out)
+        .is_ok()
+}
+
+/// Encodes bytes as canonical base64.
+pub fn encode_base64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The exact length that decoding canonical base64 `s` gives, from its
+/// length and padding alone (checked before any work is sized by it).
+pub fn decoded_len(s: &str) -> usize {
+    let pad = s.bytes().rev().take_while(|&b| b == b'=').count().min(2);
+    (s.len() / 4) * 3 - pad.min((s.len() / 4) * 3)
+}
+
+/// Whether `s` is `Date.prototype.toISOString` output for a real instant:
+/// `YYYY-MM-DDTHH:MM:SS.sssZ` with a valid calendar date and time.
+pub fn is_iso_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() != 24 {
+        return false;
+    }
+    let digits = |r: std::ops::Range<usize>| -> Option<u32> {
+        b[r].iter().try_fold(0u32, |acc, &c| {
+            c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0'))
+        })
+    };
+    let sep = [
+        (4, b'-'),
+        (7, b'-'),
+        (10, b'T'),
+        (13, b':'),
+        (16, b':'),
+        (19, b'.'),
+        (23, b'Z'),
+    ];
+    if sep.iter().any(|&(i, c)| b[i] != c) {
+        return false;
+    }
+    let (Some(y), Some(mo), Some(d), Some(h), Some(mi), Some(s_), Some(_ms)) = (
+        digits(0..4),
+        digits(5..7),
+        digits(8..10),
+        digits(11..13),
+        digits(14..16),
+        digits(17..19),
+        digits(20..23),
+    ) else {
+        return false;
+    };
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = match mo {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&d) && h < 24 && mi < 60 && s_ < 60
+}
+
+/// The order of payloads: the producer sorts `Object.entries(extraPayloads)`,
+/// which compares the strings `name + ",[object Object]"` by UTF-16 code
+/// units, so a name sorts after its own extensions (`kv cache` before `kv`).
+pub fn cmp_payload_names(a: &str, b: &str) -> Ordering {
+    let ka = format!("{a},[object Object]");
+    let kb = format!("{b},[object Object]");
+    cmp_utf16(&ka, &kb)
+}
+
+/// Object order: by bucket, then key, each in UTF-16 code-unit order (the
+/// producer compares JavaScript strings with `<`).
+pub fn cmp_objects(a: (&str, &str), b: (&str, &str)) -> Ordering {
+    cmp_utf16(a.0, b.0).then_with(|| cmp_utf16(a.1, b.1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn affinities() {
+        assert_eq!(Affinity::of("INTEGER"), Affinity::Integer);
+        assert_eq!(Affinity::of("bigint"), Affinity::Integer);
+        assert_eq!(Affinity::of("VARCHAR(10)"), Affinity::Text);
+        assert_eq!(Affinity::of("clob"), Affinity::Text);
+        assert_eq!(Affinity::of(""), Affinity::Blob);
+        assert_eq!(Affinity::of("BLOB"), Affinity::Blob);
+        assert_eq!(Affinity::of("REAL"), Affinity::Number);
+        assert_eq!(Affinity::of("DATETIME"), Affinity::Number);
+        assert_eq!(Affinity::of("NUMERIC"), Affinity::Number);
+        // INT wins over CHAR, as in SQLite: "CHARINT" is INTEGER.
+        assert_eq!(Affinity::of("CHARINT"), Affinity::Integer);
+    }
+
+    #[test]
+    fn rowid_aliases() {
+        let cols = ["a", "b"];
+        assert_eq!(rowid_alias(cols.iter().copied(), false), Ok(Some("rowid")));
+        assert_eq!(rowid_alias(cols.iter().copied(), true), Ok(None));
+        let cols = ["ROWID", "b"];
+        assert_eq!(
+            rowid_alias(cols.iter().copied(), false),
+            Ok(Some("_rowid_"))
+        );
+        let cols = ["rowid", "_ROWID_", "oid"];
+        assert_eq!(rowid_alias(cols.iter().copied(), false), Err(()));
+    }
+
+    #[test]
+    fn names() {
+        assert!(is_name("users"));
+        assert!(!is_name(""));
+        assert!(!is_name("a\nb"));
+        assert!(is_name(&"x".repeat(512)));
+        assert!(!is_name(&"x".repeat(513)));
+        // 256 astral characters are 512 UTF-16 units.
+        assert!(is_name(&"😀".repeat(256)));
+        assert!(!is_name(&"😀".repeat(257)));
+    }
+
+    #[test]
+    fn timestamps() {
+        assert!(is_iso_timestamp("2026-11-29T16:12:06.000Z"));
+        assert!(is_iso_timestamp("2024-02-29T23:59:59.999Z"));
+        assert!(!is_iso_timestamp("2023-02-29T00:00:00.000Z"));
+        assert!(!is_iso_timestamp("2026-11-29T16:12:06Z"));
+        assert!(!is_iso_timestamp("2026-11-29 16:12:06.000Z"));
+        assert!(!is_iso_timestamp("2026-13-01T00:00:00.000Z"));
+        assert!(!is_iso_timestamp("2026-11-29T24:00:00.000Z"));
+    }
+
+    #[test]
+    fn payload_order_follows_the_producer() {
+        assert_eq!(cmp_payload_names("kv cache", "kv"), Ordering::Less);
+        assert_eq!(cmp_payload_names("a", "b"), Ordering::Less);
+        assert_eq!(cmp_payload_names("kv", "kva"), Ordering::Less);
+    }
+
+    #[test]
+    fn base64_is_canonical_only() {
+        assert_eq!(decode_base64("aGk="), Some(b"hi".to_vec()));
+        assert_eq!(decode_base64(""), Some(vec![]));
+        assert_eq!(decode_base64("aGl="), None); // unused bits set
+        assert_eq!(decode_base64("aGk"), None); // no padding
+        assert_eq!(decode_base64("aG k="), None);
+        assert_eq!(decode_base64("aGk=\n"), None);
+        assert_eq!(decoded_len("aGk="), 2);
+        assert_eq!(decoded_len("aGVsbG8="), 5);
+        assert_eq!(decoded_len(""), 0);
+        assert_eq!(decoded_len("=="), 0);
+    }
+
+    #[test]
+    fn schema_identity_is_sha_of_canonical_list() {
+        let id = schema_identity([("t", "CREATE TABLE t(a)")].into_iter());
+        let expected = crate::hash::hex(&sha256(br#"[{"name":"t","sql":"CREATE TABLE t(a)"}]"#));
+        assert_eq!(id, expected);
+    }
+}

@@ -1,0 +1,269 @@
+//! Finding codes: the stable snake_case names of every rule (SPEC.md §9).
+
+use std::fmt;
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The archive may still be imported; `verify --strict` fails on it.
+    Warning,
+    /// The archive is invalid.
+    Error,
+}
+
+impl Severity {
+    /// `error` or `warning`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+macro_rules! codes {
+    ($( $(#[doc = $doc:literal])* $variant:ident = $name:literal, $sev:ident; )*) => {
+        /// A finding code. Each names one rule of SPEC.md; the text form is
+        /// stable across releases.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum Code {
+            $( $(#[doc = $doc])* $variant, )*
+        }
+
+        impl Code {
+            /// Every code, in SPEC.md order.
+            pub const ALL: &'static [Code] = &[ $( Code::$variant, )* ];
+
+            /// The stable snake_case name.
+            pub fn as_str(self) -> &'static str {
+                match self { $( Code::$variant => $name, )* }
+            }
+
+            /// The severity findings of this code have.
+            pub fn severity(self) -> Severity {
+                match self { $( Code::$variant => Severity::$sev, )* }
+            }
+
+            /// The one-line description SPEC.md gives.
+            pub fn description(self) -> &'static str {
+                match self { $( Code::$variant => concat!($($doc),*).trim_ascii(), )* }
+            }
+
+            /// The code called `name`.
+            pub fn from_name(name: &str) -> Option<Code> {
+                match name { $( $name => Some(Code::$variant), )* _ => None }
+            }
+        }
+    };
+}
+
+codes! {
+    /// A line is not JSON (RFC 8259 syntax).
+    JsonSyntax = "json_syntax", Error;
+    /// A line is not UTF-8.
+    JsonInvalidUtf8 = "json_invalid_utf8", Error;
+    /// A line starts with a byte-order mark.
+    JsonBom = "json_bom", Error;
+    /// An object names a member twice.
+    JsonDuplicateMember = "json_duplicate_member", Error;
+    /// A string escapes a lone surrogate.
+    JsonLoneSurrogate = "json_lone_surrogate", Error;
+    /// A number overflows a double.
+    JsonNumberRange = "json_number_range", Error;
+    /// Arrays and objects nest deeper than 64.
+    JsonDepth = "json_depth", Error;
+    /// A line parses but is not the canonical JSON of its record.
+    NotCanonical = "not_canonical", Error;
+    /// An empty line.
+    EmptyLine = "empty_line", Error;
+    /// A carriage return (CR) in a line, such as a CRLF line ending.
+    CarriageReturn = "carriage_return", Error;
+    /// The file does not end with LF.
+    MissingFinalNewline = "missing_final_newline", Error;
+    /// A line is longer than its limit.
+    LineTooLong = "line_too_long", Error;
+    /// Bytes after the closing line.
+    TrailingData = "trailing_data", Error;
+    /// The file is empty or its first line is not a manifest.
+    ManifestMissing = "manifest_missing", Error;
+    /// The file ends without a closing line.
+    ClosingMissing = "closing_missing", Error;
+    /// A record's `kind` is not one this position allows.
+    RecordKind = "record_kind", Error;
+    /// A record has a member the format does not define.
+    UnknownMember = "unknown_member", Error;
+    /// A record lacks a required member.
+    MissingMember = "missing_member", Error;
+    /// A member has the wrong JSON type.
+    MemberType = "member_type", Error;
+    /// The manifest's `format` is not one this verifier reads.
+    UnsupportedFormat = "unsupported_format", Error;
+    /// The manifest's `version` is not 2.
+    UnsupportedVersion = "unsupported_version", Error;
+    /// A name is empty, too long or has a control character.
+    InvalidName = "invalid_name", Error;
+    /// `exportedAt` is not a real `toISOString` timestamp.
+    InvalidExportedAt = "invalid_exported_at", Error;
+    /// A count, size, index, offset or epoch is not a safe integer ≥ 0.
+    InvalidInteger = "invalid_integer", Error;
+    /// `schema` is not the SHA-256 of the tables' names and SQL.
+    SchemaMismatch = "schema_mismatch", Error;
+    /// Tables are not sorted by name, or two names differ only in ASCII case.
+    TableOrder = "table_order", Error;
+    /// A table's `sql` is not a `CREATE TABLE` statement, or is a virtual table.
+    InvalidTableSql = "invalid_table_sql", Error;
+    /// A table has no columns.
+    EmptyColumns = "empty_columns", Error;
+    /// Two columns of a table have names equal ignoring ASCII case.
+    DuplicateColumn = "duplicate_column", Error;
+    /// A column name starts with `rer_portability_`.
+    ReservedColumn = "reserved_column", Error;
+    /// A column's `notnull` is not 0 or 1.
+    InvalidNotnull = "invalid_notnull", Error;
+    /// Primary-key positions are not exactly 1..k.
+    InvalidPk = "invalid_pk", Error;
+    /// A generated column is in the primary key.
+    GeneratedPrimaryKey = "generated_primary_key", Error;
+    /// `generated` is not `virtual` or `stored`.
+    InvalidGenerated = "invalid_generated", Error;
+    /// `dependencies` are not sorted and unique.
+    DependencyOrder = "dependency_order", Error;
+    /// A table depends on an excluded table.
+    ExcludedForeignKey = "excluded_foreign_key", Error;
+    /// A table depends on a table the archive does not hold.
+    MissingDependency = "missing_dependency", Warning;
+    /// `rowidAlias` is not the alias the columns imply.
+    RowidAliasMismatch = "rowid_alias_mismatch", Error;
+    /// Objects are not sorted by (bucket, key) or repeat one.
+    ObjectOrder = "object_order", Error;
+    /// Payloads are not in the producer's order or repeat a name.
+    PayloadOrder = "payload_order", Error;
+    /// A `sha256` is not 64 lowercase hex digits.
+    InvalidSha256 = "invalid_sha256", Error;
+    /// `httpMetadata` or `customMetadata` is not an object of strings.
+    InvalidMetadata = "invalid_metadata", Error;
+    /// `excludedTables` is not sorted and unique.
+    ExcludedTableOrder = "excluded_table_order", Error;
+    /// A table is both archived and excluded.
+    ExcludedTablePresent = "excluded_table_present", Error;
+    /// An excluded column names a table or column the manifest lacks.
+    ExcludedColumnUnknown = "excluded_column_unknown", Error;
+    /// An excluded column is NOT NULL, in the primary key or generated.
+    ExcludedColumnRequired = "excluded_column_required", Error;
+    /// An excluded column is listed twice.
+    ExcludedColumnDuplicate = "excluded_column_duplicate", Error;
+    /// `requiredConfiguration` repeats a name.
+    DuplicateConfiguration = "duplicate_configuration", Error;
+    /// A part's `index` is not the next one (or, pushed, out of range).
+    PartIndex = "part_index", Error;
+    /// A part has no items.
+    EmptyPart = "empty_part", Error;
+    /// A part mixes tables, rows and binaries, or holds several binaries.
+    MixedPart = "mixed_part", Error;
+    /// Items are out of the archive's order: tables, then objects, then payloads.
+    ItemOrder = "item_order", Error;
+    /// A row names a table the manifest does not list.
+    UnknownTable = "unknown_table", Error;
+    /// An object item names an object the manifest does not list.
+    UnknownObject = "unknown_object", Error;
+    /// A payload item names a payload the manifest does not list.
+    UnknownPayload = "unknown_payload", Error;
+    /// A row's `index` breaks the sequence 0, 1, 2 … of its table.
+    RowIndex = "row_index", Error;
+    /// A table has more or fewer rows than its `count`.
+    RowCount = "row_count", Error;
+    /// A row's columns are not the table's writable, non-excluded columns.
+    RowColumns = "row_columns", Error;
+    /// A NOT NULL column holds null.
+    RowNotNull = "row_not_null", Error;
+    /// A cell's type does not fit its column's affinity.
+    RowType = "row_type", Error;
+    /// An INTEGER cell or a rowid is not a safe integer.
+    UnsafeInteger = "unsafe_integer", Error;
+    /// Base64 is not canonical (standard alphabet, padded, unused bits zero).
+    InvalidBase64 = "invalid_base64", Error;
+    /// A `rowid` is not greater than the previous one of its table.
+    RowidOrder = "rowid_order", Error;
+    /// Two rows of a table have the same row key.
+    DuplicateRowKey = "duplicate_row_key", Error;
+    /// Rows of a primary-key table are not in key order.
+    RowKeyOrder = "row_key_order", Warning;
+    /// A chunk's `offset` is not the running total of the bytes before it.
+    ChunkOffset = "chunk_offset", Error;
+    /// A chunk carries no bytes (allowed only for an empty object or payload).
+    EmptyChunk = "empty_chunk", Error;
+    /// An object or payload has no chunks, or stops short of its size.
+    BinaryMissing = "binary_missing", Error;
+    /// The bytes of an object or payload do not add up to its `size`.
+    SizeMismatch = "size_mismatch", Error;
+    /// The SHA-256 of an object's or payload's bytes is not its `sha256`.
+    Sha256Mismatch = "sha256_mismatch", Error;
+    /// The closing's `partCount` disagrees with the manifest or the parts.
+    PartCountMismatch = "part_count_mismatch", Error;
+    /// `contentHash` is not the hash of the archive's content.
+    ContentHashMismatch = "content_hash_mismatch", Error;
+    /// `archiveHash` is not the hash of the archive's lines.
+    ArchiveHashMismatch = "archive_hash_mismatch", Error;
+    /// Different bytes arrived for a part index already accepted.
+    PartConflict = "part_conflict", Error;
+    /// A part never arrived.
+    PartMissing = "part_missing", Error;
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl From<ndarc_json::ErrorKind> for Code {
+    fn from(k: ndarc_json::ErrorKind) -> Code {
+        use ndarc_json::ErrorKind as K;
+        match k {
+            K::Syntax => Code::JsonSyntax,
+            K::InvalidUtf8 => Code::JsonInvalidUtf8,
+            K::Bom => Code::JsonBom,
+            K::DuplicateMember => Code::JsonDuplicateMember,
+            K::LoneSurrogate => Code::JsonLoneSurrogate,
+            K::NumberRange => Code::JsonNumberRange,
+            K::Depth => Code::JsonDepth,
+            _ => Code::JsonSyntax,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_snake_case_and_round_trip() {
+        let mut seen = std::collections::HashSet::new();
+        for &c in Code::ALL {
+            let n = c.as_str();
+            assert!(seen.insert(n), "{n} twice");
+            assert!(n
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'));
+            assert_eq!(Code::from_name(n), Some(c));
+            assert!(!c.description().is_empty());
+        }
+        for k in ndarc_json::ErrorKind::ALL {
+            assert_eq!(Code::from(k).as_str(), k.code());
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! The two hash constructions of the closing line (SPEC.md §7).
+//!
+//! Both are a SHA-256 over a list of 32-byte SHA-256 digests, so every term
+//! can be computed in parallel (or as parts arrive) and the outer hash is a
+//! cheap sequential pass.
+
+use sha2::{Digest, Sha256};
+
+/// A 32-byte SHA-256 digest.
+pub type Digest32 = [u8; 32];
+
+/// SHA-256 of `bytes`.
+pub fn sha256(bytes: &[u8]) -> Digest32 {
+    Sha256::digest(bytes).into()
+}
+
+/// SHA-256 of the concatenation of `pieces`, without concatenating them.
+pub fn sha256_pieces(pieces: &[&[u8]]) -> Digest32 {
+    let mut h = Sha256::new();
+    for p in pieces {
+        h.update(p);
+    }
+    h.finalize().into()
+}
+
+/// Lowercase hex of a digest.
+pub fn hex(d: &Digest32) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(64);
+    for b in d {
+        s.push(char::from(HEX[usize::from(b >> 4)]));
+        s.push(char::from(HEX[usize::from(b & 15)]));
+    }
+    s
+}
+
+/// Whether `s` is 64 lowercase hex digits.
+pub fn is_hex_digest(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// Builds `archiveHash = hex(D(D(manifest line) ‖ D(part 0) ‖ …))` from the
+/// line digests, fed in archive order.
+#[derive(Clone, Default)]
+pub struct ArchiveHasher {
+    outer: Sha256,
+}
+
+impl ArchiveHasher {
+    /// A hasher with no terms yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds the digest of the next line (manifest first, then parts in index
+    /// order), each line's bytes without its LF.
+    pub fn add_line_digest(&mut self, d: &Digest32) {
+        self.outer.update(d);
+    }
+
+    /// Adds a line by its bytes.
+    pub fn add_line(&mut self, line: &[u8]) {
+        self.add_line_digest(&sha256(line));
+    }
+
+    /// The hex digest.
+    pub fn finish(self) -> String {
+        hex(&self.outer.finalize().into())
+    }
+}
+
+/// Builds `contentHash = hex(D(D(canon(header)) ‖ D(canon(r₀)) ‖ …))`.
+///
+/// The first term is the digest of the canonical header (see
+/// [`crate::ContentHeader`]); then one term per row item, in archive order,
+/// the digest of the canonical `{row, rowid?, table}` (see
+/// [`row_content_digest`]).
+#[derive(Clone, Default)]
+pub struct ContentHasher {
+    outer: Sha256,
+}
+
+impl ContentHasher {
+    /// Starts with the digest of the canonical header.
+    pub fn new(header_digest: &Digest32) -> Self {
+        let mut outer = Sha256::new();
+        outer.update(header_digest);
+        ContentHasher { outer }
+    }
+
+    /// Adds the digest of the next row.
+    pub fn add_row_digest(&mut self, d: &Digest32) {
+        self.outer.update(d);
+    }
+
+    /// The hex digest.
+    pub fn finish(self) -> String {
+        hex(&self.outer.finalize().into())
+    }
+}
+
+/// The content digest of one row: SHA-256 of the canonical JSON of
+/// `{"row":ROW,"rowid":N,"table":NAME}` (without `rowid` for tables that have
+/// none), where `row_canonical` is the canonical text of the row object and
+/// `table_canonical` the canonical JSON string of the table name (quotes
+/// included).
+///
+/// The pieces are fed to SHA-256 directly: a verifier that has checked the
+/// row item's line is canonical slices them out of the line without
+/// re-serializing.
+pub fn row_content_digest(
+    row_canonical: &[u8],
+    rowid: Option<i64>,
+    table_canonical: &[u8],
+) -> Digest32 {
+    let mut h = Sha256::new();
+    h.update(b"{\"row\":");
+    h.update(row_canonical);
+    if let Some(id) = rowid {
+        h.update(b",\"rowid\":");
+        let mut buf = Vec::with_capacity(20);
+        ndarc_json::number::write(id as f64, &mut buf);
+        h.update(&buf);
+    }
+    h.update(b",\"table\":");
+    h.update(table_canonical);
+    h.update(b"}");
+    h.finalize().into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarc_json::{parse, to_canonical_vec};
+
+    #[test]
+    fn row_digest_matches_canonical_serialization() {
+        let v = parse(br#"{"table":"t","rowid":7,"row":{"b":"x","a":1}}"#).unwrap();
+        let expected = sha256(&to_canonical_vec(&v));
+        let got = row_content_digest(br#"{"a":1,"b":"x"}"#, Some(7), br#""t""#);
+        assert_eq!(got, expected);
+        let v = parse(br#"{"table":"t","row":{}}"#).unwrap();
+        assert_eq!(
+            row_content_digest(b"{}", None, br#""t""#),
+            sha256(&to_canonical_vec(&v))
+        );
+    }
+
+    #[test]
+    fn hex_of_empty_sha() {
+        assert_eq!(
+            hex(&sha256(b"")),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        assert!(is_hex_digest(&hex(&sha256(b"x"))));
+        assert!(!is_hex_digest("E3B0"));
+    }
+}
