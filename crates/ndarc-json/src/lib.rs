@@ -26,12 +26,14 @@
 #![warn(missing_docs)]
 
 mod error;
+mod locate;
 pub mod number;
 mod parse;
 mod ser;
 mod value;
 
 pub use error::{Error, ErrorKind};
+pub use locate::locate;
 pub use parse::{
     check_canonical, check_canonical_with, parse, parse_with, ParseOptions, Parsed, MAX_DEPTH,
 };
