@@ -8,6 +8,7 @@
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::collections::HashSet;
 
 use crate::error::{Error, ErrorKind};
 use crate::number;
@@ -76,12 +77,16 @@ pub fn check_canonical(bytes: &[u8]) -> Result<Option<usize>, Error> {
 pub fn check_canonical_with(bytes: &[u8], options: ParseOptions) -> Result<Option<usize>, Error> {
     let text = validate(bytes)?;
     let mut p = Parser::<false>::new(text, options);
-    p.document()?;
-    match p.non_canonical_at {
-        None => Ok(None),
+    let checked = p.document();
+    match (checked, p.non_canonical_at) {
+        (Ok(_), None) => Ok(None),
+        // Up to the first non-canonical byte both parsers see the same
+        // text, so an error found before it is the full parse's error too.
+        (Err(e), None) => Err(e),
         // Duplicate names in an unsorted object are found only by the full
-        // parse, and an error outranks non-canonical form.
-        Some(_) => parse_with(bytes, options).map(|p| p.non_canonical_at),
+        // parse, and they may come before the error or the end this pass
+        // reached; an error outranks non-canonical form.
+        (_, Some(_)) => parse_with(bytes, options).map(|p| p.non_canonical_at),
     }
 }
 
@@ -286,11 +291,12 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
         self.pos += 1; // {
         let mut obj = Object::new();
         // While names arrive in strictly increasing order, uniqueness follows
-        // from the order; once they do not, names are collected and checked
-        // at the end.
+        // from the order; once they do not, the full parse keeps every name
+        // in a set and reports a duplicate where it occurs, so errors come in
+        // text order. (The check pass leaves that to the full parse.)
         let mut prev: Option<Cow<'a, str>> = None;
         let mut sorted = true;
-        let mut names: Vec<(Cow<'a, str>, usize)> = Vec::new();
+        let mut seen: HashSet<Cow<'a, str>> = HashSet::new();
         self.skip_ws();
         if self.peek() == Some(b'}') {
             self.pos += 1;
@@ -336,9 +342,19 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
                         Ordering::Greater => {
                             self.mark(name_at);
                             sorted = false;
+                            if BUILD {
+                                seen.extend(obj.names().cloned());
+                            }
                         }
                     }
                 }
+            }
+            if BUILD && !sorted && !seen.insert(name.clone()) {
+                return self.err(
+                    ErrorKind::DuplicateMember,
+                    name_at,
+                    format!("duplicate member name {:?}", name.as_ref()),
+                );
             }
             self.skip_ws();
             if self.peek() != Some(b':') {
@@ -348,9 +364,6 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
             self.skip_ws();
             let v = self.value()?;
             if BUILD {
-                if !sorted {
-                    names.push((name.clone(), name_at));
-                }
                 obj.push_unchecked(name.clone(), v);
             }
             if sorted {
@@ -370,29 +383,6 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
                         format!("expected `,` or `}}` in object, found {}", describe(b)),
                     )
                 }
-            }
-        }
-        if BUILD && !sorted {
-            // The names before the first out-of-order one were increasing;
-            // collect them too, then look for equal neighbours.
-            let mut all: Vec<(&str, usize)> = Vec::with_capacity(obj.len());
-            let seen_unsorted: Vec<&str> = names.iter().map(|(n, _)| n.as_ref()).collect();
-            let before = obj.len() - seen_unsorted.len();
-            for (i, (n, _)) in obj.iter().enumerate() {
-                if i < before {
-                    all.push((n, 0));
-                }
-            }
-            for (n, at) in &names {
-                all.push((n, *at));
-            }
-            all.sort_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
-            if let Some(w) = all.windows(2).find(|w| w[0].0 == w[1].0) {
-                return self.err(
-                    ErrorKind::DuplicateMember,
-                    w[1].1,
-                    format!("duplicate member name {:?}", w[1].0),
-                );
             }
         }
         self.depth -= 1;

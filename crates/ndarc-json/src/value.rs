@@ -123,6 +123,11 @@ impl<'a> Object<'a> {
         }
     }
 
+    /// Member names in input order, as stored.
+    pub(crate) fn names(&self) -> impl Iterator<Item = &Cow<'a, str>> {
+        self.members.iter().map(|(n, _)| n)
+    }
+
     pub(crate) fn push_unchecked(&mut self, name: Cow<'a, str>, value: Value<'a>) {
         self.members.push((name, value));
     }
