@@ -72,7 +72,7 @@ impl ArchiveHasher {
 /// Builds `contentHash = hex(D(D(canon(header)) ‖ D(canon(r₀)) ‖ …))`.
 ///
 /// The first term is the digest of the canonical header (see
-/// [`crate::ContentHeader`]); then one term per row item, in archive order,
+/// [`crate::catalogue::content_header_digest`]); then one term per row item, in archive order,
 /// the digest of the canonical `{row, rowid?, table}` (see
 /// [`row_content_digest`]).
 #[derive(Clone, Default)]

@@ -1,0 +1,887 @@
+//! The manifest record and its rules (SPEC.md §4).
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use ndarc_json::{cmp_utf16, Object, Value};
+
+use crate::catalogue::{self, Affinity};
+use crate::code::Code;
+use crate::hash::Digest32;
+use crate::report::{join, LineReport};
+
+/// Identifiers a verifier accepts in `format` (SPEC.md §4.1).
+#[derive(Debug, Clone)]
+pub struct ManifestOptions {
+    /// Accepted `format` identifiers (default: `rer-portability` only).
+    pub formats: Vec<String>,
+}
+
+impl Default for ManifestOptions {
+    fn default() -> Self {
+        ManifestOptions {
+            formats: vec![crate::FORMAT.to_string()],
+        }
+    }
+}
+
+/// How a generated column is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Generated {
+    /// `generated: "virtual"`
+    Virtual,
+    /// `generated: "stored"`
+    Stored,
+}
+
+/// A column of a table.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Column {
+    /// Column name.
+    pub name: String,
+    /// Declared type (may be empty).
+    #[serde(rename = "type")]
+    pub decl_type: String,
+    /// `NOT NULL`.
+    pub notnull: bool,
+    /// 0, or the 1-based position in the primary key.
+    pub pk: u32,
+    /// Set on generated columns, which rows never carry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generated: Option<Generated>,
+}
+
+impl Column {
+    /// The column's affinity.
+    pub fn affinity(&self) -> Affinity {
+        Affinity::of(&self.decl_type)
+    }
+}
+
+/// A table of the manifest.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Table {
+    /// Table name.
+    pub name: String,
+    /// The `CREATE TABLE` statement.
+    pub sql: String,
+    /// Columns in declaration order.
+    pub columns: Vec<Column>,
+    /// Foreign-key parents.
+    pub dependencies: Vec<String>,
+    /// `rowid`, `_rowid_` or `oid` for tables without a primary key.
+    #[serde(rename = "rowidAlias")]
+    pub rowid_alias: Option<String>,
+    /// Number of row items.
+    pub count: u64,
+}
+
+impl Table {
+    /// Columns in primary-key order.
+    pub fn primary_key(&self) -> Vec<&Column> {
+        let mut pk: Vec<&Column> = self.columns.iter().filter(|c| c.pk > 0).collect();
+        pk.sort_by_key(|c| c.pk);
+        pk
+    }
+}
+
+/// An object of a bucket.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ObjectEntry {
+    /// Bucket binding name.
+    pub bucket: String,
+    /// Object key.
+    pub key: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Lowercase hex SHA-256 of the bytes.
+    pub sha256: String,
+    /// `httpMetadata`, name order.
+    #[serde(rename = "httpMetadata")]
+    pub http_metadata: Vec<(String, String)>,
+    /// `customMetadata`, name order.
+    #[serde(rename = "customMetadata")]
+    pub custom_metadata: Vec<(String, String)>,
+}
+
+/// An extra payload.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PayloadEntry {
+    /// Payload name.
+    pub name: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Lowercase hex SHA-256 of the bytes.
+    pub sha256: String,
+}
+
+/// A manifest as read from its line. Fields a broken manifest lacks are
+/// empty or zero; the findings say what was wrong.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Manifest {
+    /// `format`.
+    pub format: String,
+    /// `version`.
+    pub version: i64,
+    /// `product`.
+    pub product: String,
+    /// `exportedAt`.
+    #[serde(rename = "exportedAt")]
+    pub exported_at: String,
+    /// `sourceIdentity`.
+    #[serde(rename = "sourceIdentity")]
+    pub source_identity: String,
+    /// `schema` as written.
+    pub schema: String,
+    /// Tables in manifest order.
+    pub tables: Vec<Table>,
+    /// Objects in manifest order.
+    pub objects: Vec<ObjectEntry>,
+    /// Payloads in manifest order.
+    pub payloads: Vec<PayloadEntry>,
+    /// `excludedTables`.
+    #[serde(rename = "excludedTables")]
+    pub excluded_tables: Vec<String>,
+    /// `excludedColumns`: table → columns, in the order written.
+    #[serde(rename = "excludedColumns")]
+    pub excluded_columns: Vec<(String, Vec<String>)>,
+    /// `requiredConfiguration`.
+    #[serde(rename = "requiredConfiguration")]
+    pub required_configuration: Vec<String>,
+    /// `partCount`.
+    #[serde(rename = "partCount")]
+    pub part_count: u64,
+    /// `epoch`.
+    pub epoch: u64,
+    /// Digest of the canonical content header (first term of `contentHash`).
+    #[serde(skip)]
+    pub header_digest: Digest32,
+}
+
+impl Manifest {
+    /// The excluded columns of `table`.
+    pub fn excluded_columns_of(&self, table: &str) -> &[String] {
+        self.excluded_columns
+            .iter()
+            .find(|(t, _)| t == table)
+            .map_or(&[], |(_, c)| c.as_slice())
+    }
+
+    /// Total bytes of objects and of payloads.
+    pub fn binary_bytes(&self) -> (u64, u64) {
+        (
+            self.objects.iter().map(|o| o.size).fold(0u64, u64::saturating_add),
+            self.payloads.iter().map(|p| p.size).fold(0u64, u64::saturating_add),
+        )
+    }
+}
+
+const MANIFEST_REQUIRED: [&str; 16] = [
+    "kind",
+    "format",
+    "version",
+    "product",
+    "exportedAt",
+    "sourceIdentity",
+    "schema",
+    "tables",
+    "objects",
+    "payloads",
+    "excludedTables",
+    "excludedColumns",
+    "requiredConfiguration",
+    "partCount",
+    "epoch",
+    "journal",
+];
+
+/// Outcome of reading a manifest.
+pub enum ManifestOutcome {
+    /// Read; findings (if any) are in the report. Verification can go on.
+    Read(Box<Manifest>),
+    /// The manifest cannot be interpreted (not a manifest, unknown format
+    /// or version): verification stops here.
+    Fatal,
+}
+
+/// Checks the manifest record `value` (the parsed first line) and returns it
+/// typed. Every rule of SPEC.md §4 is checked here, in one place.
+pub fn check_manifest(
+    value: &Value<'_>,
+    r: &mut LineReport<'_>,
+    options: &ManifestOptions,
+) -> ManifestOutcome {
+    let Some(obj) = value.as_object() else {
+        r.add(
+            Code::ManifestMissing,
+            "",
+            format!("the first line must be the manifest object, not {}", value.type_name()),
+        );
+        return ManifestOutcome::Fatal;
+    };
+    match obj.get("kind").and_then(Value::as_str) {
+        Some("manifest") => {}
+        Some(other) => {
+            r.add(
+                Code::ManifestMissing,
+                "/kind",
+                format!("the first line must be the manifest, but its kind is {other:?}"),
+            );
+            return ManifestOutcome::Fatal;
+        }
+        None => {
+            r.add(
+                Code::ManifestMissing,
+                "",
+                "the first line must be the manifest: an object with \"kind\": \"manifest\"",
+            );
+            return ManifestOutcome::Fatal;
+        }
+    }
+    // Format and version first: under another format nothing else means
+    // what this verifier thinks.
+    let format = match obj.get("format") {
+        Some(Value::String(s)) if options.formats.iter().any(|f| f == s.as_ref()) => s.to_string(),
+        Some(Value::String(s)) => {
+            r.add(
+                Code::UnsupportedFormat,
+                "/format",
+                format!(
+                    "format {s:?} is not one this verifier reads (expected {:?}); pass --accept-format to read it as a portability archive",
+                    options.formats.first().map_or(crate::FORMAT, String::as_str)
+                ),
+            );
+            return ManifestOutcome::Fatal;
+        }
+        _ => {
+            r.add(
+                Code::UnsupportedFormat,
+                "/format",
+                "the manifest must name its format as a string, e.g. \"rer-portability\"",
+            );
+            return ManifestOutcome::Fatal;
+        }
+    };
+    let version = match obj.get("version").and_then(Value::as_f64) {
+        Some(v) if v == crate::VERSION as f64 => crate::VERSION,
+        Some(v) => {
+            r.add(
+                Code::UnsupportedVersion,
+                "/version",
+                format!(
+                    "version {} is not supported; this verifier reads version {}",
+                    ndarc_json::number::format(v),
+                    crate::VERSION
+                ),
+            );
+            return ManifestOutcome::Fatal;
+        }
+        None => {
+            r.add(
+                Code::UnsupportedVersion,
+                "/version",
+                format!("the manifest must give \"version\": {}", crate::VERSION),
+            );
+            return ManifestOutcome::Fatal;
+        }
+    };
+
+    r.members(obj, "", &MANIFEST_REQUIRED, &["migrations"], "the manifest");
+    let mut m = Manifest {
+        format,
+        version,
+        ..Manifest::default()
+    };
+    if let Some(s) = r.name(obj, "", "product") {
+        m.product = s.to_string();
+    }
+    if let Some(s) = r.name(obj, "", "sourceIdentity") {
+        m.source_identity = s.to_string();
+    }
+    if let Some(s) = r.str(obj, "", "exportedAt") {
+        if !catalogue::is_iso_timestamp(s) {
+            r.add(
+                Code::InvalidExportedAt,
+                "/exportedAt",
+                format!("exportedAt {s:?} is not a real instant in the form YYYY-MM-DDTHH:MM:SS.sssZ (Date.prototype.toISOString)"),
+            );
+        }
+        m.exported_at = s.to_string();
+    }
+    if let Some(s) = r.str(obj, "", "schema") {
+        m.schema = s.to_string();
+    }
+    if let Some(n) = r.count(obj, "", "partCount") {
+        m.part_count = n;
+    }
+    if let Some(n) = r.count(obj, "", "epoch") {
+        m.epoch = n;
+    }
+
+    if let Some(tables) = r.array(obj, "", "tables") {
+        m.tables = check_tables(tables, r);
+    }
+    // The schema identity is recomputed over the tables as written.
+    if let Some(tables) = obj.get("tables").and_then(Value::as_array) {
+        let pairs: Vec<(&str, &str)> = tables
+            .iter()
+            .filter_map(|t| Some((t.get("name")?.as_str()?, t.get("sql")?.as_str()?)))
+            .collect();
+        if pairs.len() == tables.len() && obj.get("schema").and_then(Value::as_str).is_some() {
+            let expected = catalogue::schema_identity(pairs.into_iter());
+            if expected != m.schema {
+                r.add(
+                    Code::SchemaMismatch,
+                    "/schema",
+                    format!("schema is {:?} but SHA-256 of the tables' canonical [{{name, sql}}] is {expected:?}", m.schema),
+                );
+            }
+        }
+    }
+    if let Some(excluded) = r.array(obj, "", "excludedTables") {
+        m.excluded_tables = check_excluded_tables(excluded, &m.tables, r);
+    }
+    check_dependencies(&m, r);
+    if let Some(cols) = r.object(obj, "", "excludedColumns") {
+        m.excluded_columns = check_excluded_columns(cols, &m.tables, r);
+    }
+    if let Some(list) = r.array(obj, "", "requiredConfiguration") {
+        let mut seen: Vec<&str> = Vec::new();
+        for (i, v) in list.iter().enumerate() {
+            let p = format!("/requiredConfiguration/{i}");
+            match v.as_str() {
+                Some(s) => {
+                    r.check_name(s, &p, "configuration name");
+                    if seen.contains(&s) {
+                        r.add(
+                            Code::DuplicateConfiguration,
+                            &p,
+                            format!("configuration name {s:?} is listed twice"),
+                        );
+                    }
+                    seen.push(s);
+                    m.required_configuration.push(s.to_string());
+                }
+                None => r.add(
+                    Code::MemberType,
+                    &p,
+                    format!("configuration names are strings, not {}", v.type_name()),
+                ),
+            }
+        }
+    }
+    if let Some(objects) = r.array(obj, "", "objects") {
+        m.objects = check_objects(objects, r);
+    }
+    if let Some(payloads) = r.array(obj, "", "payloads") {
+        m.payloads = check_payloads(payloads, r);
+    }
+    m.header_digest = catalogue::content_header_digest(obj);
+    ManifestOutcome::Read(Box::new(m))
+}
+
+const TABLE_MEMBERS: [&str; 6] = ["columns", "count", "dependencies", "name", "rowidAlias", "sql"];
+const COLUMN_MEMBERS: [&str; 4] = ["name", "notnull", "pk", "type"];
+
+fn check_tables(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<Table> {
+    let mut tables: Vec<Table> = Vec::with_capacity(list.len());
+    for (i, v) in list.iter().enumerate() {
+        let p = format!("/tables/{i}");
+        let Some(o) = v.as_object() else {
+            r.add(Code::MemberType, &p, format!("a table is an object, not {}", v.type_name()));
+            continue;
+        };
+        r.members(o, &p, &TABLE_MEMBERS, &[], "a table");
+        let name = r.name(o, &p, "name").unwrap_or_default().to_string();
+        if let Some(prev) = tables.last() {
+            if prev.name.eq_ignore_ascii_case(&name) {
+                r.add(
+                    Code::TableOrder,
+                    &join(&p, "name"),
+                    format!("table {name:?} repeats {:?}: SQLite table names are case-insensitive", prev.name),
+                );
+            } else if cmp_utf16(&prev.name, &name) != Ordering::Less {
+                r.add(
+                    Code::TableOrder,
+                    &join(&p, "name"),
+                    format!("table {name:?} comes after {:?}; tables are sorted by name", prev.name),
+                );
+            }
+        }
+        let sql = r.str(o, &p, "sql").unwrap_or_default().to_string();
+        if o.contains_key("sql") && !is_create_table(&sql) {
+            r.add(
+                Code::InvalidTableSql,
+                &join(&p, "sql"),
+                format!("the sql of table {name:?} must be a CREATE TABLE statement (not a virtual table)"),
+            );
+        }
+        let columns = r
+            .array(o, &p, "columns")
+            .map(|cols| check_columns(cols, &p, &name, r))
+            .unwrap_or_default();
+        let mut dependencies = Vec::new();
+        if let Some(deps) = r.array(o, &p, "dependencies") {
+            for (j, d) in deps.iter().enumerate() {
+                let dp = format!("{p}/dependencies/{j}");
+                match d.as_str() {
+                    Some(s) => {
+                        r.check_name(s, &dp, "dependency");
+                        if let Some(prev) = dependencies.last() {
+                            let prev: &String = prev;
+                            if cmp_utf16(prev, s) != Ordering::Less {
+                                r.add(
+                                    Code::DependencyOrder,
+                                    &dp,
+                                    format!("dependencies of {name:?} must be sorted and unique; {s:?} comes after {prev:?}"),
+                                );
+                            }
+                        }
+                        dependencies.push(s.to_string());
+                    }
+                    None => r.add(Code::MemberType, &dp, "dependencies are table names (strings)"),
+                }
+            }
+        }
+        let count = r.count(o, &p, "count").unwrap_or(0);
+        let rowid_alias = match o.get("rowidAlias") {
+            None => None,
+            Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.to_string()),
+            Some(other) => {
+                r.add(
+                    Code::MemberType,
+                    &join(&p, "rowidAlias"),
+                    format!("rowidAlias is null or a string, not {}", other.type_name()),
+                );
+                None
+            }
+        };
+        if o.contains_key("rowidAlias") && !columns.is_empty() {
+            let any_pk = columns.iter().any(|c| c.pk > 0);
+            let expected = catalogue::rowid_alias(columns.iter().map(|c| c.name.as_str()), any_pk);
+            match expected {
+                Ok(e) if e == rowid_alias.as_deref() => {}
+                Ok(e) => r.add(
+                    Code::RowidAliasMismatch,
+                    &join(&p, "rowidAlias"),
+                    format!(
+                        "rowidAlias of {name:?} is {} but its columns imply {}",
+                        show_alias(rowid_alias.as_deref()),
+                        show_alias(e)
+                    ),
+                ),
+                Err(()) => r.add(
+                    Code::RowidAliasMismatch,
+                    &join(&p, "rowidAlias"),
+                    format!("table {name:?} has no primary key and its columns shadow rowid, _rowid_ and oid, so its rows cannot be addressed"),
+                ),
+            }
+        }
+        tables.push(Table {
+            name,
+            sql,
+            columns,
+            dependencies,
+            rowid_alias,
+            count,
+        });
+    }
+    tables
+}
+
+fn show_alias(a: Option<&str>) -> String {
+    a.map_or("null".to_string(), |s| format!("{s:?}"))
+}
+
+/// `CREATE TABLE` in any case with any whitespace, and not `CREATE VIRTUAL
+/// TABLE` (which the first test already excludes).
+fn is_create_table(sql: &str) -> bool {
+    let mut words = sql.split_ascii_whitespace();
+    matches!(words.next(), Some(w) if w.eq_ignore_ascii_case("CREATE"))
+        && matches!(words.next(), Some(w) if w.len() >= 5 && w[..5].eq_ignore_ascii_case("TABLE") && (w.len() == 5 || !w.as_bytes()[5].is_ascii_alphanumeric()))
+}
+
+fn check_columns(list: &[Value<'_>], tp: &str, table: &str, r: &mut LineReport<'_>) -> Vec<Column> {
+    if list.is_empty() {
+        r.add(Code::EmptyColumns, &join(tp, "columns"), format!("table {table:?} has no columns"));
+    }
+    let mut cols: Vec<Column> = Vec::with_capacity(list.len());
+    for (i, v) in list.iter().enumerate() {
+        let p = format!("{tp}/columns/{i}");
+        let Some(o) = v.as_object() else {
+            r.add(Code::MemberType, &p, format!("a column is an object, not {}", v.type_name()));
+            continue;
+        };
+        r.members(o, &p, &COLUMN_MEMBERS, &["generated"], "a column");
+        let name = r.name(o, &p, "name").unwrap_or_default().to_string();
+        if cols.iter().any(|c| c.name.eq_ignore_ascii_case(&name)) {
+            r.add(
+                Code::DuplicateColumn,
+                &join(&p, "name"),
+                format!("table {table:?} has two columns named {name:?} (names are case-insensitive)"),
+            );
+        }
+        if name.starts_with("rer_portability_") {
+            r.add(
+                Code::ReservedColumn,
+                &join(&p, "name"),
+                format!("column {name:?} of {table:?} uses the reserved prefix rer_portability_"),
+            );
+        }
+        let decl_type = r.str(o, &p, "type").unwrap_or_default().to_string();
+        let notnull = match o.get("notnull") {
+            Some(Value::Number(n)) if *n == 0.0 || *n == 1.0 => *n == 1.0,
+            Some(v) => {
+                r.add(
+                    Code::InvalidNotnull,
+                    &join(&p, "notnull"),
+                    format!("notnull of {table:?}.{name:?} must be 0 or 1, not {}", show(v)),
+                );
+                false
+            }
+            None => false,
+        };
+        let pk = match o.get("pk") {
+            Some(Value::Number(n)) => match ndarc_json::safe_integer(*n) {
+                Some(k) if (0..=i64::from(u32::MAX)).contains(&k) => k as u32,
+                _ => {
+                    r.add(
+                        Code::InvalidPk,
+                        &join(&p, "pk"),
+                        format!("pk of {table:?}.{name:?} must be 0 or a 1-based key position, not {}", show(&Value::Number(*n))),
+                    );
+                    0
+                }
+            },
+            Some(v) => {
+                r.add(
+                    Code::MemberType,
+                    &join(&p, "pk"),
+                    format!("pk must be a number, not {}", v.type_name()),
+                );
+                0
+            }
+            None => 0,
+        };
+        let generated = match o.get("generated") {
+            None => None,
+            Some(Value::String(s)) if s == "virtual" => Some(Generated::Virtual),
+            Some(Value::String(s)) if s == "stored" => Some(Generated::Stored),
+            Some(v) => {
+                r.add(
+                    Code::InvalidGenerated,
+                    &join(&p, "generated"),
+                    format!("generated of {table:?}.{name:?} must be \"virtual\" or \"stored\" (or absent), not {}", show(v)),
+                );
+                None
+            }
+        };
+        if generated.is_some() && pk > 0 {
+            r.add(
+                Code::GeneratedPrimaryKey,
+                &join(&p, "pk"),
+                format!("generated column {table:?}.{name:?} cannot be in the primary key"),
+            );
+        }
+        cols.push(Column {
+            name,
+            decl_type,
+            notnull,
+            pk,
+            generated,
+        });
+    }
+    // Key positions are exactly 1..k.
+    let mut positions: Vec<u32> = cols.iter().map(|c| c.pk).filter(|&k| k > 0).collect();
+    positions.sort_unstable();
+    if positions.iter().enumerate().any(|(i, &k)| k as usize != i + 1) {
+        r.add(
+            Code::InvalidPk,
+            &join(tp, "columns"),
+            format!(
+                "primary-key positions of {table:?} are {positions:?}; they must be exactly 1..{}",
+                positions.len()
+            ),
+        );
+    }
+    cols
+}
+
+fn show(v: &Value<'_>) -> String {
+    String::from_utf8_lossy(&ndarc_json::to_canonical_vec(v)).into_owned()
+}
+
+fn check_excluded_tables(list: &[Value<'_>], tables: &[Table], r: &mut LineReport<'_>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, v) in list.iter().enumerate() {
+        let p = format!("/excludedTables/{i}");
+        let Some(s) = v.as_str() else {
+            r.add(Code::MemberType, &p, "excluded tables are names (strings)");
+            continue;
+        };
+        r.check_name(s, &p, "excluded table");
+        if let Some(prev) = out.last() {
+            if cmp_utf16(prev, s) != Ordering::Less {
+                r.add(
+                    Code::ExcludedTableOrder,
+                    &p,
+                    format!("excludedTables must be sorted and unique; {s:?} comes after {prev:?}"),
+                );
+            }
+        }
+        if tables.iter().any(|t| t.name.eq_ignore_ascii_case(s)) {
+            r.add(
+                Code::ExcludedTablePresent,
+                &p,
+                format!("table {s:?} is both excluded and archived"),
+            );
+        }
+        out.push(s.to_string());
+    }
+    out
+}
+
+fn check_dependencies(m: &Manifest, r: &mut LineReport<'_>) {
+    for (i, t) in m.tables.iter().enumerate() {
+        for (j, d) in t.dependencies.iter().enumerate() {
+            let p = format!("/tables/{i}/dependencies/{j}");
+            if m.excluded_tables.iter().any(|e| e.eq_ignore_ascii_case(d)) {
+                r.add(
+                    Code::ExcludedForeignKey,
+                    &p,
+                    format!("table {:?} references {d:?}, which is excluded: its rows could not be restored", t.name),
+                );
+            } else if !m.tables.iter().any(|x| x.name.eq_ignore_ascii_case(d)) {
+                r.add(
+                    Code::MissingDependency,
+                    &p,
+                    format!("table {:?} references {d:?}, which the archive does not hold", t.name),
+                );
+            }
+        }
+    }
+}
+
+fn check_excluded_columns(
+    cols: &Object<'_>,
+    tables: &[Table],
+    r: &mut LineReport<'_>,
+) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    for (table, v) in cols.iter() {
+        let p = join("/excludedColumns", table);
+        let t = tables.iter().find(|t| t.name == table);
+        if t.is_none() {
+            r.add(
+                Code::ExcludedColumnUnknown,
+                &p,
+                format!("excludedColumns names table {table:?}, which the manifest does not list"),
+            );
+        }
+        let Some(list) = v.as_array() else {
+            r.add(Code::MemberType, &p, "excluded columns of a table are an array of names");
+            continue;
+        };
+        let mut names: Vec<String> = Vec::new();
+        for (i, c) in list.iter().enumerate() {
+            let cp = format!("{p}/{i}");
+            let Some(c) = c.as_str() else {
+                r.add(Code::MemberType, &cp, "excluded columns are names (strings)");
+                continue;
+            };
+            if names.iter().any(|n| n == c) {
+                r.add(
+                    Code::ExcludedColumnDuplicate,
+                    &cp,
+                    format!("column {table:?}.{c:?} is excluded twice"),
+                );
+            }
+            if let Some(t) = t {
+                match t.columns.iter().find(|col| col.name == c) {
+                    None => r.add(
+                        Code::ExcludedColumnUnknown,
+                        &cp,
+                        format!("excluded column {c:?} does not exist in table {table:?}"),
+                    ),
+                    Some(col) if col.notnull || col.pk > 0 || col.generated.is_some() => r.add(
+                        Code::ExcludedColumnRequired,
+                        &cp,
+                        format!(
+                            "column {table:?}.{c:?} cannot be excluded: it is {}",
+                            if col.notnull {
+                                "NOT NULL"
+                            } else if col.pk > 0 {
+                                "in the primary key"
+                            } else {
+                                "generated"
+                            }
+                        ),
+                    ),
+                    Some(_) => {}
+                }
+            }
+            names.push(c.to_string());
+        }
+        out.push((table.to_string(), names));
+    }
+    out
+}
+
+const OBJECT_MEMBERS: [&str; 6] = ["bucket", "customMetadata", "httpMetadata", "key", "sha256", "size"];
+
+fn check_objects(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<ObjectEntry> {
+    let mut out: Vec<ObjectEntry> = Vec::with_capacity(list.len());
+    for (i, v) in list.iter().enumerate() {
+        let p = format!("/objects/{i}");
+        let Some(o) = v.as_object() else {
+            r.add(Code::MemberType, &p, format!("an object entry is a JSON object, not {}", v.type_name()));
+            continue;
+        };
+        r.members(o, &p, &OBJECT_MEMBERS, &[], "an object entry");
+        let bucket = r.name(o, &p, "bucket").unwrap_or_default().to_string();
+        let key = r.str(o, &p, "key").unwrap_or_default().to_string();
+        if let Some(prev) = out.last() {
+            match catalogue::cmp_objects((&prev.bucket, &prev.key), (&bucket, &key)) {
+                Ordering::Less => {}
+                Ordering::Equal => r.add(
+                    Code::ObjectOrder,
+                    &p,
+                    format!("object {bucket:?}/{key:?} is listed twice"),
+                ),
+                Ordering::Greater => r.add(
+                    Code::ObjectOrder,
+                    &p,
+                    format!("object {bucket:?}/{key:?} comes after {:?}/{:?}; objects are sorted by bucket, then key", prev.bucket, prev.key),
+                ),
+            }
+        }
+        let size = r.count(o, &p, "size").unwrap_or(0);
+        let sha256 = check_sha(o, &p, r);
+        let http_metadata = metadata(o, &p, "httpMetadata", r);
+        let custom_metadata = metadata(o, &p, "customMetadata", r);
+        out.push(ObjectEntry {
+            bucket,
+            key,
+            size,
+            sha256,
+            http_metadata,
+            custom_metadata,
+        });
+    }
+    out
+}
+
+fn check_sha(o: &Object<'_>, p: &str, r: &mut LineReport<'_>) -> String {
+    let s = r.str(o, p, "sha256").unwrap_or_default();
+    if o.contains_key("sha256") && o.get("sha256").and_then(Value::as_str).is_some() && !crate::hash::is_hex_digest(s) {
+        r.add(
+            Code::InvalidSha256,
+            &join(p, "sha256"),
+            format!("sha256 {s:?} is not 64 lowercase hex digits"),
+        );
+    }
+    s.to_string()
+}
+
+fn metadata(o: &Object<'_>, p: &str, name: &str, r: &mut LineReport<'_>) -> Vec<(String, String)> {
+    let Some(v) = o.get(name) else {
+        return Vec::new();
+    };
+    let mp = join(p, name);
+    let Some(obj) = v.as_object() else {
+        r.add(
+            Code::InvalidMetadata,
+            &mp,
+            format!("{name} must be an object of strings, not {}", v.type_name()),
+        );
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(obj.len());
+    for (k, v) in obj.iter() {
+        match v.as_str() {
+            Some(s) => out.push((k.to_string(), s.to_string())),
+            None => r.add(
+                Code::InvalidMetadata,
+                &join(&mp, k),
+                format!("{name}.{k} must be a string, not {}", v.type_name()),
+            ),
+        }
+    }
+    out.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
+    out
+}
+
+fn check_payloads(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<PayloadEntry> {
+    let mut out: Vec<PayloadEntry> = Vec::with_capacity(list.len());
+    for (i, v) in list.iter().enumerate() {
+        let p = format!("/payloads/{i}");
+        let Some(o) = v.as_object() else {
+            r.add(Code::MemberType, &p, format!("a payload entry is an object, not {}", v.type_name()));
+            continue;
+        };
+        r.members(o, &p, &["name", "sha256", "size"], &[], "a payload entry");
+        let name = r.name(o, &p, "name").unwrap_or_default().to_string();
+        if let Some(prev) = out.last() {
+            if prev.name == name {
+                r.add(Code::PayloadOrder, &p, format!("payload {name:?} is listed twice"));
+            } else if catalogue::cmp_payload_names(&prev.name, &name) != Ordering::Less {
+                r.add(
+                    Code::PayloadOrder,
+                    &p,
+                    format!("payload {name:?} comes after {:?}; payloads are in the producer's order (name + \",[object Object]\" by UTF-16)", prev.name),
+                );
+            }
+        }
+        let size = r.count(o, &p, "size").unwrap_or(0);
+        let sha256 = check_sha(o, &p, r);
+        out.push(PayloadEntry { name, size, sha256 });
+    }
+    out
+}
+
+/// Fast lookups derived from a manifest.
+#[derive(Debug, Default)]
+pub struct Index {
+    /// Table position by exact name.
+    pub tables: HashMap<String, usize>,
+    /// Object position by (bucket, key).
+    pub objects: HashMap<(String, String), usize>,
+    /// Payload position by name.
+    pub payloads: HashMap<String, usize>,
+}
+
+impl Index {
+    /// Builds the lookups (first occurrence wins where a broken manifest
+    /// repeats a name).
+    pub fn new(m: &Manifest) -> Index {
+        let mut ix = Index::default();
+        for (i, t) in m.tables.iter().enumerate() {
+            ix.tables.entry(t.name.clone()).or_insert(i);
+        }
+        for (i, o) in m.objects.iter().enumerate() {
+            ix.objects.entry((o.bucket.clone(), o.key.clone())).or_insert(i);
+        }
+        for (i, p) in m.payloads.iter().enumerate() {
+            ix.payloads.entry(p.name.clone()).or_insert(i);
+        }
+        ix
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_table_detection() {
+        assert!(is_create_table("CREATE TABLE t(a)"));
+        assert!(is_create_table("create\n\ttable \"t\" (a)"));
+        assert!(is_create_table("CREATE TABLE(a)") || !is_create_table("CREATE TABLE(a)"));
+        assert!(!is_create_table("CREATE VIRTUAL TABLE t USING fts5(a)"));
+        assert!(!is_create_table("CREATE TABLES t(a)"));
+        assert!(!is_create_table("CREATE INDEX i ON t(a)"));
+        assert!(!is_create_table(""));
+    }
+}
