@@ -11,7 +11,10 @@ use crate::finding::Finding;
 use crate::hash::{hex, ArchiveHasher, ContentHasher, Digest32};
 use crate::key::RowKey;
 use crate::manifest::Manifest;
-use crate::part::{key_step, row_key_digest, BinaryKind, BinaryPart, Body, Chunk, Closing, LineSummary, Plan, RowsPart};
+use crate::part::{
+    key_step, row_key_digest, BinaryKind, BinaryPart, Body, Chunk, Closing, LineSummary, Plan,
+    RowsPart,
+};
 
 /// Findings kept for a report: at most `max` kept, all counted.
 #[derive(Debug, Clone, Default)]
@@ -126,11 +129,21 @@ pub struct Assembler {
 
 impl Assembler {
     /// Starts with the manifest line (its bytes, without LF, and its offset).
-    pub fn new(plan: Arc<Plan>, manifest_line: &[u8], manifest_offset: u64, findings: Collector) -> Self {
+    pub fn new(
+        plan: Arc<Plan>,
+        manifest_line: &[u8],
+        manifest_offset: u64,
+        findings: Collector,
+    ) -> Self {
         let mut archive = ArchiveHasher::new();
         archive.add_line(manifest_line);
         let content = ContentHasher::new(&plan.manifest.header_digest);
-        let tables = plan.manifest.tables.iter().map(|_| TableState::default()).collect();
+        let tables = plan
+            .manifest
+            .tables
+            .iter()
+            .map(|_| TableState::default())
+            .collect();
         Assembler {
             plan,
             manifest_line: manifest_line.to_vec(),
@@ -156,11 +169,25 @@ impl Assembler {
 
     fn at_manifest(&mut self, code: Code, pointer: String, msg: String) {
         let rel = ndarc_json::locate(&self.manifest_line, &pointer).unwrap_or(0) as u64;
-        self.findings.push(Finding::new(code, 1, self.manifest_offset + rel, pointer, msg));
+        self.findings.push(Finding::new(
+            code,
+            1,
+            self.manifest_offset + rel,
+            pointer,
+            msg,
+        ));
     }
 
-    fn at_line(&mut self, s: (u64, u64), rel: u32, code: Code, pointer: impl Into<String>, msg: String) {
-        self.findings.push(Finding::new(code, s.0, s.1 + u64::from(rel), pointer, msg));
+    fn at_line(
+        &mut self,
+        s: (u64, u64),
+        rel: u32,
+        code: Code,
+        pointer: impl Into<String>,
+        msg: String,
+    ) {
+        self.findings
+            .push(Finding::new(code, s.0, s.1 + u64::from(rel), pointer, msg));
     }
 
     /// Feeds the summary of the next line.
@@ -226,10 +253,22 @@ impl Assembler {
     fn rows(&mut self, pos: (u64, u64), first_at: u32, r: RowsPart) {
         let name = self.manifest().tables[r.table].name.clone();
         if self.phase != Phase::Rows {
-            self.at_line(pos, first_at, Code::ItemOrder, "/items/0", format!("rows of {name:?} after objects or payloads; all rows come first"));
+            self.at_line(
+                pos,
+                first_at,
+                Code::ItemOrder,
+                "/items/0",
+                format!("rows of {name:?} after objects or payloads; all rows come first"),
+            );
         } else if r.table < self.table_cursor {
             let later = self.manifest().tables[self.table_cursor].name.clone();
-            self.at_line(pos, first_at, Code::ItemOrder, "/items/0", format!("rows of {name:?} after rows of {later:?}; tables come in manifest order"));
+            self.at_line(
+                pos,
+                first_at,
+                Code::ItemOrder,
+                "/items/0",
+                format!("rows of {name:?} after rows of {later:?}; tables come in manifest order"),
+            );
         } else {
             self.close_tables_until(r.table);
         }
@@ -247,7 +286,11 @@ impl Assembler {
         st.rows += r.rows;
         if st.rows > count && !st.over_reported {
             st.over_reported = true;
-            pending.push((Code::RowCount, "/items/0".into(), format!("table {name:?} has more row items than its count {count}")));
+            pending.push((
+                Code::RowCount,
+                "/items/0".into(),
+                format!("table {name:?} has more row items than its count {count}"),
+            ));
         }
         if let (Some(prev), Some(first)) = (&st.last_key, &r.first_key) {
             let mut ordered = !st.unordered;
@@ -275,7 +318,11 @@ impl Assembler {
         match kind {
             BinaryKind::Object => {
                 let o = &self.manifest().objects[i];
-                (format!("object {:?}/{:?}", o.bucket, o.key), o.size, o.sha256.clone())
+                (
+                    format!("object {:?}/{:?}", o.bucket, o.key),
+                    o.size,
+                    o.sha256.clone(),
+                )
             }
             BinaryKind::Payload => {
                 let p = &self.manifest().payloads[i];
@@ -304,11 +351,17 @@ impl Assembler {
             };
             let msg = match self.current.take() {
                 Some(c) if c.kind == kind && c.entry == i => {
-                    format!("{what} stops at byte {} of its size {size}: chunks are missing", c.next_offset)
+                    format!(
+                        "{what} stops at byte {} of its size {size}: chunks are missing",
+                        c.next_offset
+                    )
                 }
                 other => {
                     self.current = other;
-                    format!("{what} has no chunks; every listed {} appears after the rows", kind.as_str())
+                    format!(
+                        "{what} has no chunks; every listed {} appears after the rows",
+                        kind.as_str()
+                    )
                 }
             };
             self.at_manifest(Code::BinaryMissing, format!("/{list}/{i}"), msg);
@@ -323,7 +376,13 @@ impl Assembler {
         };
         let (what, size, sha) = self.entry(b.kind, b.entry);
         if phase < self.phase {
-            self.at_line(pos, first_at, Code::ItemOrder, "/items/0", format!("{what} after the payloads; objects come before payloads"));
+            self.at_line(
+                pos,
+                first_at,
+                Code::ItemOrder,
+                "/items/0",
+                format!("{what} after the payloads; objects come before payloads"),
+            );
             return;
         }
         if self.phase == Phase::Rows {
@@ -336,7 +395,13 @@ impl Assembler {
         self.phase = phase;
         let k = b.kind as usize;
         if b.entry < self.cursors[k] {
-            self.at_line(pos, first_at, Code::ItemOrder, "/items/0", format!("{what} is out of manifest order (or repeated after it was complete)"));
+            self.at_line(
+                pos,
+                first_at,
+                Code::ItemOrder,
+                "/items/0",
+                format!("{what} is out of manifest order (or repeated after it was complete)"),
+            );
             return;
         }
         if b.entry > self.cursors[k] {
@@ -374,12 +439,26 @@ impl Assembler {
             if let Some(c) = self.current.take() {
                 let end = c.next_offset;
                 if end > size {
-                    self.at_line((c.line, c.offset), 0, Code::SizeMismatch, "/items/0/data", format!("the chunks of {what} hold {end} bytes but its size is {size}"));
+                    self.at_line(
+                        (c.line, c.offset),
+                        0,
+                        Code::SizeMismatch,
+                        "/items/0/data",
+                        format!("the chunks of {what} hold {end} bytes but its size is {size}"),
+                    );
                 }
                 let digest = c.whole.unwrap_or_else(|| c.hasher.finalize().into());
                 let got = hex(&digest);
                 if got != sha && end == size {
-                    self.at_line(pos, first_at, Code::Sha256Mismatch, "/items/0/data", format!("SHA-256 of the bytes of {what} is {got}, but the manifest says {sha}"));
+                    self.at_line(
+                        pos,
+                        first_at,
+                        Code::Sha256Mismatch,
+                        "/items/0/data",
+                        format!(
+                            "SHA-256 of the bytes of {what} is {got}, but the manifest says {sha}"
+                        ),
+                    );
                 }
             }
             self.cursors[k] += 1;
@@ -403,7 +482,13 @@ impl Assembler {
         let declared = self.manifest().part_count;
         if declared != self.parts {
             let parts = self.parts;
-            self.at_manifest(Code::PartCountMismatch, "/partCount".into(), format!("the manifest's partCount is {declared} but the archive has {parts} part lines"));
+            self.at_manifest(
+                Code::PartCountMismatch,
+                "/partCount".into(),
+                format!(
+                    "the manifest's partCount is {declared} but the archive has {parts} part lines"
+                ),
+            );
         }
         let closing = self.closing.take();
         match &closing {
@@ -417,7 +502,16 @@ impl Assembler {
             Some((c, line, offset)) => {
                 if let Some(pc) = c.part_count {
                     if pc != self.parts {
-                        self.findings.push(Finding::new(Code::PartCountMismatch, *line, *offset, "/partCount", format!("the closing's partCount is {pc} but the archive has {} part lines", self.parts)));
+                        self.findings.push(Finding::new(
+                            Code::PartCountMismatch,
+                            *line,
+                            *offset,
+                            "/partCount",
+                            format!(
+                                "the closing's partCount is {pc} but the archive has {} part lines",
+                                self.parts
+                            ),
+                        ));
                     }
                 }
                 if let Some(h) = &c.content_hash {
@@ -427,7 +521,15 @@ impl Assembler {
                 }
                 if let Some(h) = &c.archive_hash {
                     if *h != archive_hash {
-                        self.findings.push(Finding::new(Code::ArchiveHashMismatch, *line, *offset, "/archiveHash", format!("archiveHash is {h} but the archive's lines hash to {archive_hash}")));
+                        self.findings.push(Finding::new(
+                            Code::ArchiveHashMismatch,
+                            *line,
+                            *offset,
+                            "/archiveHash",
+                            format!(
+                                "archiveHash is {h} but the archive's lines hash to {archive_hash}"
+                            ),
+                        ));
                     }
                 }
             }
@@ -448,7 +550,6 @@ impl Assembler {
         };
         (outcome, self.findings)
     }
-
 }
 
 /// Finds duplicate keys in a table whose rows are out of key order, from

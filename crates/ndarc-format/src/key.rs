@@ -133,7 +133,13 @@ mod tests {
             k(vec![n(1.0), t("b")]).cmp_sqlite(&k(vec![n(1.0), t("a")])),
             Ordering::Greater
         );
-        assert_eq!(k(vec![n(0.0)]).cmp_sqlite(&k(vec![n(-0.0)])), Ordering::Equal);
-        assert_eq!(RowKey::Rowid(3).cmp_sqlite(&RowKey::Rowid(4)), Ordering::Less);
+        assert_eq!(
+            k(vec![n(0.0)]).cmp_sqlite(&k(vec![n(-0.0)])),
+            Ordering::Equal
+        );
+        assert_eq!(
+            RowKey::Rowid(3).cmp_sqlite(&RowKey::Rowid(4)),
+            Ordering::Less
+        );
     }
 }

@@ -171,8 +171,14 @@ impl Manifest {
     /// Total bytes of objects and of payloads.
     pub fn binary_bytes(&self) -> (u64, u64) {
         (
-            self.objects.iter().map(|o| o.size).fold(0u64, u64::saturating_add),
-            self.payloads.iter().map(|p| p.size).fold(0u64, u64::saturating_add),
+            self.objects
+                .iter()
+                .map(|o| o.size)
+                .fold(0u64, u64::saturating_add),
+            self.payloads
+                .iter()
+                .map(|p| p.size)
+                .fold(0u64, u64::saturating_add),
         )
     }
 }
@@ -216,7 +222,10 @@ pub fn check_manifest(
         r.add(
             Code::ManifestMissing,
             "",
-            format!("the first line must be the manifest object, not {}", value.type_name()),
+            format!(
+                "the first line must be the manifest object, not {}",
+                value.type_name()
+            ),
         );
         return ManifestOutcome::Fatal;
     };
@@ -381,7 +390,14 @@ pub fn check_manifest(
     ManifestOutcome::Read(Box::new(m))
 }
 
-const TABLE_MEMBERS: [&str; 6] = ["columns", "count", "dependencies", "name", "rowidAlias", "sql"];
+const TABLE_MEMBERS: [&str; 6] = [
+    "columns",
+    "count",
+    "dependencies",
+    "name",
+    "rowidAlias",
+    "sql",
+];
 const COLUMN_MEMBERS: [&str; 4] = ["name", "notnull", "pk", "type"];
 
 fn check_tables(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<Table> {
@@ -389,7 +405,11 @@ fn check_tables(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<Table> {
     for (i, v) in list.iter().enumerate() {
         let p = format!("/tables/{i}");
         let Some(o) = v.as_object() else {
-            r.add(Code::MemberType, &p, format!("a table is an object, not {}", v.type_name()));
+            r.add(
+                Code::MemberType,
+                &p,
+                format!("a table is an object, not {}", v.type_name()),
+            );
             continue;
         };
         r.members(o, &p, &TABLE_MEMBERS, &[], "a table");
@@ -399,13 +419,19 @@ fn check_tables(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<Table> {
                 r.add(
                     Code::TableOrder,
                     &join(&p, "name"),
-                    format!("table {name:?} repeats {:?}: SQLite table names are case-insensitive", prev.name),
+                    format!(
+                        "table {name:?} repeats {:?}: SQLite table names are case-insensitive",
+                        prev.name
+                    ),
                 );
             } else if cmp_utf16(&prev.name, &name) != Ordering::Less {
                 r.add(
                     Code::TableOrder,
                     &join(&p, "name"),
-                    format!("table {name:?} comes after {:?}; tables are sorted by name", prev.name),
+                    format!(
+                        "table {name:?} comes after {:?}; tables are sorted by name",
+                        prev.name
+                    ),
                 );
             }
         }
@@ -440,7 +466,11 @@ fn check_tables(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<Table> {
                         }
                         dependencies.push(s.to_string());
                     }
-                    None => r.add(Code::MemberType, &dp, "dependencies are table names (strings)"),
+                    None => r.add(
+                        Code::MemberType,
+                        &dp,
+                        "dependencies are table names (strings)",
+                    ),
                 }
             }
         }
@@ -505,13 +535,21 @@ fn is_create_table(sql: &str) -> bool {
 
 fn check_columns(list: &[Value<'_>], tp: &str, table: &str, r: &mut LineReport<'_>) -> Vec<Column> {
     if list.is_empty() {
-        r.add(Code::EmptyColumns, &join(tp, "columns"), format!("table {table:?} has no columns"));
+        r.add(
+            Code::EmptyColumns,
+            &join(tp, "columns"),
+            format!("table {table:?} has no columns"),
+        );
     }
     let mut cols: Vec<Column> = Vec::with_capacity(list.len());
     for (i, v) in list.iter().enumerate() {
         let p = format!("{tp}/columns/{i}");
         let Some(o) = v.as_object() else {
-            r.add(Code::MemberType, &p, format!("a column is an object, not {}", v.type_name()));
+            r.add(
+                Code::MemberType,
+                &p,
+                format!("a column is an object, not {}", v.type_name()),
+            );
             continue;
         };
         r.members(o, &p, &COLUMN_MEMBERS, &["generated"], "a column");
@@ -520,7 +558,9 @@ fn check_columns(list: &[Value<'_>], tp: &str, table: &str, r: &mut LineReport<'
             r.add(
                 Code::DuplicateColumn,
                 &join(&p, "name"),
-                format!("table {table:?} has two columns named {name:?} (names are case-insensitive)"),
+                format!(
+                    "table {table:?} has two columns named {name:?} (names are case-insensitive)"
+                ),
             );
         }
         if name.starts_with("rer_portability_") {
@@ -537,24 +577,29 @@ fn check_columns(list: &[Value<'_>], tp: &str, table: &str, r: &mut LineReport<'
                 r.add(
                     Code::InvalidNotnull,
                     &join(&p, "notnull"),
-                    format!("notnull of {table:?}.{name:?} must be 0 or 1, not {}", show(v)),
+                    format!(
+                        "notnull of {table:?}.{name:?} must be 0 or 1, not {}",
+                        show(v)
+                    ),
                 );
                 false
             }
             None => false,
         };
         let pk = match o.get("pk") {
-            Some(Value::Number(n)) => match ndarc_json::safe_integer(*n) {
-                Some(k) if (0..=i64::from(u32::MAX)).contains(&k) => k as u32,
-                _ => {
-                    r.add(
+            Some(Value::Number(n)) => {
+                match ndarc_json::safe_integer(*n) {
+                    Some(k) if (0..=i64::from(u32::MAX)).contains(&k) => k as u32,
+                    _ => {
+                        r.add(
                         Code::InvalidPk,
                         &join(&p, "pk"),
                         format!("pk of {table:?}.{name:?} must be 0 or a 1-based key position, not {}", show(&Value::Number(*n))),
                     );
-                    0
+                        0
+                    }
                 }
-            },
+            }
             Some(v) => {
                 r.add(
                     Code::MemberType,
@@ -596,7 +641,11 @@ fn check_columns(list: &[Value<'_>], tp: &str, table: &str, r: &mut LineReport<'
     // Key positions are exactly 1..k.
     let mut positions: Vec<u32> = cols.iter().map(|c| c.pk).filter(|&k| k > 0).collect();
     positions.sort_unstable();
-    if positions.iter().enumerate().any(|(i, &k)| k as usize != i + 1) {
+    if positions
+        .iter()
+        .enumerate()
+        .any(|(i, &k)| k as usize != i + 1)
+    {
         r.add(
             Code::InvalidPk,
             &join(tp, "columns"),
@@ -613,7 +662,11 @@ fn show(v: &Value<'_>) -> String {
     String::from_utf8_lossy(&ndarc_json::to_canonical_vec(v)).into_owned()
 }
 
-fn check_excluded_tables(list: &[Value<'_>], tables: &[Table], r: &mut LineReport<'_>) -> Vec<String> {
+fn check_excluded_tables(
+    list: &[Value<'_>],
+    tables: &[Table],
+    r: &mut LineReport<'_>,
+) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for (i, v) in list.iter().enumerate() {
         let p = format!("/excludedTables/{i}");
@@ -657,7 +710,10 @@ fn check_dependencies(m: &Manifest, r: &mut LineReport<'_>) {
                 r.add(
                     Code::MissingDependency,
                     &p,
-                    format!("table {:?} references {d:?}, which the archive does not hold", t.name),
+                    format!(
+                        "table {:?} references {d:?}, which the archive does not hold",
+                        t.name
+                    ),
                 );
             }
         }
@@ -681,14 +737,22 @@ fn check_excluded_columns(
             );
         }
         let Some(list) = v.as_array() else {
-            r.add(Code::MemberType, &p, "excluded columns of a table are an array of names");
+            r.add(
+                Code::MemberType,
+                &p,
+                "excluded columns of a table are an array of names",
+            );
             continue;
         };
         let mut names: Vec<String> = Vec::new();
         for (i, c) in list.iter().enumerate() {
             let cp = format!("{p}/{i}");
             let Some(c) = c.as_str() else {
-                r.add(Code::MemberType, &cp, "excluded columns are names (strings)");
+                r.add(
+                    Code::MemberType,
+                    &cp,
+                    "excluded columns are names (strings)",
+                );
                 continue;
             };
             if names.iter().any(|n| n == c) {
@@ -729,14 +793,25 @@ fn check_excluded_columns(
     out
 }
 
-const OBJECT_MEMBERS: [&str; 6] = ["bucket", "customMetadata", "httpMetadata", "key", "sha256", "size"];
+const OBJECT_MEMBERS: [&str; 6] = [
+    "bucket",
+    "customMetadata",
+    "httpMetadata",
+    "key",
+    "sha256",
+    "size",
+];
 
 fn check_objects(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<ObjectEntry> {
     let mut out: Vec<ObjectEntry> = Vec::with_capacity(list.len());
     for (i, v) in list.iter().enumerate() {
         let p = format!("/objects/{i}");
         let Some(o) = v.as_object() else {
-            r.add(Code::MemberType, &p, format!("an object entry is a JSON object, not {}", v.type_name()));
+            r.add(
+                Code::MemberType,
+                &p,
+                format!("an object entry is a JSON object, not {}", v.type_name()),
+            );
             continue;
         };
         r.members(o, &p, &OBJECT_MEMBERS, &[], "an object entry");
@@ -775,7 +850,10 @@ fn check_objects(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<ObjectEntry>
 
 fn check_sha(o: &Object<'_>, p: &str, r: &mut LineReport<'_>) -> String {
     let s = r.str(o, p, "sha256").unwrap_or_default();
-    if o.contains_key("sha256") && o.get("sha256").and_then(Value::as_str).is_some() && !crate::hash::is_hex_digest(s) {
+    if o.contains_key("sha256")
+        && o.get("sha256").and_then(Value::as_str).is_some()
+        && !crate::hash::is_hex_digest(s)
+    {
         r.add(
             Code::InvalidSha256,
             &join(p, "sha256"),
@@ -818,14 +896,22 @@ fn check_payloads(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<PayloadEntr
     for (i, v) in list.iter().enumerate() {
         let p = format!("/payloads/{i}");
         let Some(o) = v.as_object() else {
-            r.add(Code::MemberType, &p, format!("a payload entry is an object, not {}", v.type_name()));
+            r.add(
+                Code::MemberType,
+                &p,
+                format!("a payload entry is an object, not {}", v.type_name()),
+            );
             continue;
         };
         r.members(o, &p, &["name", "sha256", "size"], &[], "a payload entry");
         let name = r.name(o, &p, "name").unwrap_or_default().to_string();
         if let Some(prev) = out.last() {
             if prev.name == name {
-                r.add(Code::PayloadOrder, &p, format!("payload {name:?} is listed twice"));
+                r.add(
+                    Code::PayloadOrder,
+                    &p,
+                    format!("payload {name:?} is listed twice"),
+                );
             } else if catalogue::cmp_payload_names(&prev.name, &name) != Ordering::Less {
                 r.add(
                     Code::PayloadOrder,
@@ -861,7 +947,9 @@ impl Index {
             ix.tables.entry(t.name.clone()).or_insert(i);
         }
         for (i, o) in m.objects.iter().enumerate() {
-            ix.objects.entry((o.bucket.clone(), o.key.clone())).or_insert(i);
+            ix.objects
+                .entry((o.bucket.clone(), o.key.clone()))
+                .or_insert(i);
         }
         for (i, p) in m.payloads.iter().enumerate() {
             ix.payloads.entry(p.name.clone()).or_insert(i);

@@ -230,7 +230,12 @@ pub fn check_line(plan: &Plan, at: LineRef<'_>) -> LineSummary {
     let mut r = LineReport::new(at, plan.max_findings_per_line);
     let (body, index_at, first_item_at) = match ndarc_json::parse_with(at.bytes, plan.json) {
         Err(e) => {
-            r.add_at(Code::from(e.kind()), e.offset(), "", e.message().to_string());
+            r.add_at(
+                Code::from(e.kind()),
+                e.offset(),
+                "",
+                e.message().to_string(),
+            );
             (Body::Unreadable, 0, 0)
         }
         Ok(parsed) => {
@@ -274,7 +279,10 @@ fn check_record(plan: &Plan, v: &Value<'_>, r: &mut LineReport<'_>) -> Body {
         r.add(
             Code::RecordKind,
             "",
-            format!("a part or closing record is an object, not {}", v.type_name()),
+            format!(
+                "a part or closing record is an object, not {}",
+                v.type_name()
+            ),
         );
         return Body::Unreadable;
     };
@@ -301,7 +309,13 @@ fn check_record(plan: &Plan, v: &Value<'_>, r: &mut LineReport<'_>) -> Body {
 }
 
 fn check_closing(obj: &Object<'_>, r: &mut LineReport<'_>) -> Closing {
-    r.members(obj, "", &["archiveHash", "contentHash", "kind", "partCount"], &[], "the closing");
+    r.members(
+        obj,
+        "",
+        &["archiveHash", "contentHash", "kind", "partCount"],
+        &[],
+        "the closing",
+    );
     let hash = |r: &mut LineReport<'_>, name: &str| {
         let s = r.str(obj, "", name)?;
         if !hash::is_hex_digest(s) {
@@ -327,7 +341,11 @@ fn check_part(plan: &Plan, obj: &Object<'_>, r: &mut LineReport<'_>) -> Body {
         return Body::BadPart { index };
     };
     if items.is_empty() {
-        r.add(Code::EmptyPart, "/items", "a part must hold at least one item");
+        r.add(
+            Code::EmptyPart,
+            "/items",
+            "a part must hold at least one item",
+        );
         return Body::BadPart { index };
     }
     let kind_of = |v: &Value<'_>| v.get("kind").and_then(Value::as_str).map(str::to_owned);
@@ -338,10 +356,18 @@ fn check_part(plan: &Plan, obj: &Object<'_>, r: &mut LineReport<'_>) -> Body {
                 r.add(
                     Code::MixedPart,
                     "/items/1",
-                    format!("a part holding a{} {k} chunk holds exactly one item, not {}", if k == "object" { "n" } else { "" }, items.len()),
+                    format!(
+                        "a part holding a{} {k} chunk holds exactly one item, not {}",
+                        if k == "object" { "n" } else { "" },
+                        items.len()
+                    ),
                 );
             }
-            let kind = if k == "object" { BinaryKind::Object } else { BinaryKind::Payload };
+            let kind = if k == "object" {
+                BinaryKind::Object
+            } else {
+                BinaryKind::Payload
+            };
             check_binary(plan, index, kind, &items[0], r)
         }
         Some(k) => {
@@ -363,7 +389,12 @@ fn check_part(plan: &Plan, obj: &Object<'_>, r: &mut LineReport<'_>) -> Body {
     }
 }
 
-fn check_rows(plan: &Plan, index: Option<u64>, items: &[Value<'_>], r: &mut LineReport<'_>) -> Body {
+fn check_rows(
+    plan: &Plan,
+    index: Option<u64>,
+    items: &[Value<'_>],
+    r: &mut LineReport<'_>,
+) -> Body {
     let table_name = items[0].get("table").and_then(Value::as_str);
     let Some(table) = table_name.and_then(|n| plan.index.tables.get(n).copied()) else {
         match table_name {
@@ -372,7 +403,11 @@ fn check_rows(plan: &Plan, index: Option<u64>, items: &[Value<'_>], r: &mut Line
                 "/items/0/table",
                 format!("rows of table {n:?}, which the manifest does not list"),
             ),
-            None => r.add(Code::MissingMember, "/items/0", "a row item names its \"table\" (a string)"),
+            None => r.add(
+                Code::MissingMember,
+                "/items/0",
+                "a row item names its \"table\" (a string)",
+            ),
         }
         return Body::BadPart { index };
     };
@@ -395,10 +430,16 @@ fn check_rows(plan: &Plan, index: Option<u64>, items: &[Value<'_>], r: &mut Line
     for (i, item) in items.iter().enumerate() {
         let p = format!("/items/{i}");
         let Some(o) = item.as_object() else {
-            r.add(Code::RecordKind, &p, format!("an item is an object, not {}", item.type_name()));
+            r.add(
+                Code::RecordKind,
+                &p,
+                format!("an item is an object, not {}", item.type_name()),
+            );
             continue;
         };
-        if o.get("kind").and_then(Value::as_str) != Some("row") || o.get("table").and_then(Value::as_str) != Some(tname) {
+        if o.get("kind").and_then(Value::as_str) != Some("row")
+            || o.get("table").and_then(Value::as_str) != Some(tname)
+        {
             if !mixed_reported {
                 r.add(
                     Code::MixedPart,
@@ -437,7 +478,9 @@ fn check_rows(plan: &Plan, index: Option<u64>, items: &[Value<'_>], r: &mut Line
                     Code::MissingMember,
                     &p,
                     if *k == "rowid" {
-                        format!("rows of {tname:?} must carry \"rowid\": the table has no primary key")
+                        format!(
+                            "rows of {tname:?} must carry \"rowid\": the table has no primary key"
+                        )
                     } else {
                         format!("a row item lacks the member {k:?}")
                     },
@@ -473,7 +516,10 @@ fn check_rows(plan: &Plan, index: Option<u64>, items: &[Value<'_>], r: &mut Line
                         r.add(
                             Code::UnsafeInteger,
                             &join(&p, "rowid"),
-                            format!("rowid {} of {tname:?} is not a safe integer", ndarc_json::number::format(*n)),
+                            format!(
+                                "rowid {} of {tname:?} is not a safe integer",
+                                ndarc_json::number::format(*n)
+                            ),
                         );
                         None
                     }
@@ -482,7 +528,10 @@ fn check_rows(plan: &Plan, index: Option<u64>, items: &[Value<'_>], r: &mut Line
                     r.add(
                         Code::UnsafeInteger,
                         &join(&p, "rowid"),
-                        format!("rowid of {tname:?} must be a safe integer, not {}", v.type_name()),
+                        format!(
+                            "rowid of {tname:?} must be a safe integer, not {}",
+                            v.type_name()
+                        ),
                     );
                     None
                 }
@@ -518,7 +567,9 @@ fn check_rows(plan: &Plan, index: Option<u64>, items: &[Value<'_>], r: &mut Line
         };
         if let Some(key) = key {
             if let Some(prev) = &part.last_key {
-                if let Some((code, member, msg)) = key_step(prev, &key, tp.has_rowid, tname, &mut part.ordered) {
+                if let Some((code, member, msg)) =
+                    key_step(prev, &key, tp.has_rowid, tname, &mut part.ordered)
+                {
                     r.add(code, &join(&p, member), msg);
                 }
             }
@@ -531,7 +582,8 @@ fn check_rows(plan: &Plan, index: Option<u64>, items: &[Value<'_>], r: &mut Line
             check_cells(tp, tname, row, &join(&p, "row"), r);
             canon.clear();
             ndarc_json::write_canonical(&Value::Object(row.clone()), &mut canon);
-            part.row_digests.push(hash::row_content_digest(&canon, rowid, &tp.name_json));
+            part.row_digests
+                .push(hash::row_content_digest(&canon, rowid, &tp.name_json));
         } else {
             part.row_digests.push([0; 32]);
         }
@@ -557,7 +609,10 @@ pub fn key_step(
         std::cmp::Ordering::Equal => Some((
             Code::DuplicateRowKey,
             if rowid { "rowid" } else { "row" },
-            format!("row key {} of table {table:?} repeats the previous row's", show_key(key)),
+            format!(
+                "row key {} of table {table:?} repeats the previous row's",
+                show_key(key)
+            ),
         )),
         std::cmp::Ordering::Greater => {
             let was = std::mem::replace(ordered, false);
@@ -565,7 +620,11 @@ pub fn key_step(
                 Some((
                     Code::RowidOrder,
                     "rowid",
-                    format!("rowid {} of table {table:?} is not greater than the previous {}", show_key(key), show_key(prev)),
+                    format!(
+                        "rowid {} of table {table:?} is not greater than the previous {}",
+                        show_key(key),
+                        show_key(prev)
+                    ),
                 ))
             } else if was {
                 Some((
@@ -628,7 +687,8 @@ fn check_cells(tp: &TablePlan, table: &str, row: &Object<'_>, p: &str, r: &mut L
         }
     }
     if !missing.is_empty() || !extra.is_empty() {
-        let mut msg = format!("row of table {table:?} must have exactly its writable, non-excluded columns;");
+        let mut msg =
+            format!("row of table {table:?} must have exactly its writable, non-excluded columns;");
         if !missing.is_empty() {
             msg.push_str(&format!(" missing {missing:?}"));
         }
@@ -646,7 +706,11 @@ fn check_cells(tp: &TablePlan, table: &str, row: &Object<'_>, p: &str, r: &mut L
         let label = || format!("{table}.{}", c.name);
         if v.is_null() {
             if c.notnull {
-                r.add(Code::RowNotNull, &cp(), format!("column {} is NOT NULL but holds null", label()));
+                r.add(
+                    Code::RowNotNull,
+                    &cp(),
+                    format!("column {} is NOT NULL but holds null", label()),
+                );
             }
             continue;
         }
@@ -730,40 +794,74 @@ fn blob_shape(v: &Value<'_>) -> Option<bool> {
 fn describe(v: &Value<'_>) -> String {
     match v {
         Value::Number(n) => format!("the number {}", ndarc_json::number::format(*n)),
-        Value::String(s) if s.chars().count() > 40 => format!("the text {:?}…", s.chars().take(40).collect::<String>()),
+        Value::String(s) if s.chars().count() > 40 => {
+            format!("the text {:?}…", s.chars().take(40).collect::<String>())
+        }
         Value::String(s) => format!("the text {s:?}"),
         Value::Object(_) if blob_shape(v) == Some(true) => "a blob".to_string(),
-        other => format!("a{} {}", if matches!(other, Value::Array(_) | Value::Object(_)) { "n" } else { "" }, other.type_name()),
+        other => format!(
+            "a{} {}",
+            if matches!(other, Value::Array(_) | Value::Object(_)) {
+                "n"
+            } else {
+                ""
+            },
+            other.type_name()
+        ),
     }
 }
 
-fn check_binary(plan: &Plan, index: Option<u64>, kind: BinaryKind, item: &Value<'_>, r: &mut LineReport<'_>) -> Body {
+fn check_binary(
+    plan: &Plan,
+    index: Option<u64>,
+    kind: BinaryKind,
+    item: &Value<'_>,
+    r: &mut LineReport<'_>,
+) -> Body {
     let p = "/items/0";
     let Some(o) = item.as_object() else {
         return Body::BadPart { index };
     };
     let entry = match kind {
         BinaryKind::Object => {
-            r.members(o, p, &["bucket", "data", "key", "kind", "offset"], &[], "an object item");
+            r.members(
+                o,
+                p,
+                &["bucket", "data", "key", "kind", "offset"],
+                &[],
+                "an object item",
+            );
             let bucket = r.str(o, p, "bucket");
             let key = r.str(o, p, "key");
             let (Some(bucket), Some(key)) = (bucket, key) else {
                 return Body::BadPart { index };
             };
-            match plan.index.objects.get(&(bucket.to_string(), key.to_string())) {
+            match plan
+                .index
+                .objects
+                .get(&(bucket.to_string(), key.to_string()))
+            {
                 Some(&e) => e,
                 None => {
                     r.add(
                         Code::UnknownObject,
                         p,
-                        format!("object {bucket:?}/{key:?} is not listed in the manifest's objects"),
+                        format!(
+                            "object {bucket:?}/{key:?} is not listed in the manifest's objects"
+                        ),
                     );
                     return Body::BadPart { index };
                 }
             }
         }
         BinaryKind::Payload => {
-            r.members(o, p, &["data", "kind", "name", "offset"], &[], "a payload item");
+            r.members(
+                o,
+                p,
+                &["data", "kind", "name", "offset"],
+                &[],
+                "a payload item",
+            );
             let Some(name) = r.str(o, p, "name") else {
                 return Body::BadPart { index };
             };
@@ -842,7 +940,9 @@ pub fn part_keys(plan: &Plan, table: usize, bytes: &[u8]) -> Vec<(RowKey, usize,
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let key = if tp.has_rowid {
-            item.get("rowid").and_then(Value::as_safe_integer).map(RowKey::Rowid)
+            item.get("rowid")
+                .and_then(Value::as_safe_integer)
+                .map(RowKey::Rowid)
         } else {
             item.get("row").and_then(|row| {
                 tp.pk

@@ -95,7 +95,10 @@ impl<'a> LineReport<'a> {
                 self.add(
                     Code::UnknownMember,
                     &join(ptr, name),
-                    format!("{what} has an unknown member {name:?}; the format defines only {}", list(required, optional)),
+                    format!(
+                        "{what} has an unknown member {name:?}; the format defines only {}",
+                        list(required, optional)
+                    ),
                 );
             }
         }

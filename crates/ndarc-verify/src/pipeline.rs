@@ -1,0 +1,606 @@
+//! Bytes → lines → summaries (parallel) → sequential rules → report.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use memchr::memchr;
+use ndarc_format::{
+    check_line, check_manifest, rescan_duplicates, Assembler, Code, Collector, Finding, LineRef,
+    LineReport, ManifestOptions, ManifestOutcome, Plan,
+};
+use rayon::prelude::*;
+
+use crate::{Error, Options, Report};
+
+/// Bytes of part lines checked in parallel per batch: large enough to keep
+/// every core busy, small enough that memory stays flat.
+const BATCH_BYTES: usize = 32 * 1024 * 1024;
+
+/// One framed line.
+struct RawLine<'a> {
+    line: u64,
+    offset: u64,
+    bytes: Cow<'a, [u8]>,
+    /// The line was longer than its limit; `bytes` is empty.
+    too_long: Option<u64>,
+}
+
+/// Splits lines and applies the framing rules (LF only, final LF, no empty
+/// line, limits before parsing).
+trait LineSource<'a> {
+    /// The next line, or `None` at the end. Framing findings go to `c`.
+    fn next_line(
+        &mut self,
+        limit: usize,
+        c: &mut Collector,
+    ) -> std::io::Result<Option<RawLine<'a>>>;
+    /// Bytes consumed so far.
+    fn position(&self) -> u64;
+    /// Total size if known.
+    fn total(&self) -> Option<u64>;
+    /// Lines read so far.
+    fn lines(&self) -> u64;
+}
+
+/// Strips a CR before the LF (reported) and reports empty lines.
+fn frame(line: u64, offset: u64, bytes: &[u8], c: &mut Collector) -> (usize, bool) {
+    let mut len = bytes.len();
+    if len > 0 && bytes[len - 1] == b'\r' {
+        c.push(Finding::new(
+            Code::CarriageReturn,
+            line,
+            offset + len as u64 - 1,
+            "",
+            "the line ends with CR LF; records are separated by LF alone",
+        ));
+        len -= 1;
+    }
+    if len == 0 {
+        c.push(Finding::new(
+            Code::EmptyLine,
+            line,
+            offset,
+            "",
+            "an empty line; every line is one record",
+        ));
+        return (0, false);
+    }
+    (len, true)
+}
+
+struct SliceLines<'a> {
+    data: &'a [u8],
+    pos: usize,
+    line: u64,
+}
+
+impl<'a> LineSource<'a> for SliceLines<'a> {
+    fn next_line(
+        &mut self,
+        limit: usize,
+        c: &mut Collector,
+    ) -> std::io::Result<Option<RawLine<'a>>> {
+        loop {
+            if self.pos >= self.data.len() {
+                return Ok(None);
+            }
+            let start = self.pos;
+            let rest = &self.data[start..];
+            let (end, has_lf) = match memchr(b'\n', rest) {
+                Some(i) => (start + i, true),
+                None => (self.data.len(), false),
+            };
+            self.pos = if has_lf { end + 1 } else { end };
+            self.line += 1;
+            if !has_lf {
+                c.push(Finding::new(
+                    Code::MissingFinalNewline,
+                    self.line,
+                    end as u64,
+                    "",
+                    "the file does not end with LF; every line, the closing included, ends with LF (a truncated download?)",
+                ));
+            }
+            let raw = &self.data[start..end];
+            if raw.len() > limit + 1 {
+                return Ok(Some(RawLine {
+                    line: self.line,
+                    offset: start as u64,
+                    bytes: Cow::Borrowed(&[]),
+                    too_long: Some(raw.len() as u64),
+                }));
+            }
+            let (len, keep) = frame(self.line, start as u64, raw, c);
+            if !keep {
+                continue;
+            }
+            if len > limit {
+                return Ok(Some(RawLine {
+                    line: self.line,
+                    offset: start as u64,
+                    bytes: Cow::Borrowed(&[]),
+                    too_long: Some(len as u64),
+                }));
+            }
+            return Ok(Some(RawLine {
+                line: self.line,
+                offset: start as u64,
+                bytes: Cow::Borrowed(&raw[..len]),
+                too_long: None,
+            }));
+        }
+    }
+
+    fn position(&self) -> u64 {
+        self.pos as u64
+    }
+
+    fn total(&self) -> Option<u64> {
+        Some(self.data.len() as u64)
+    }
+
+    fn lines(&self) -> u64 {
+        self.line
+    }
+}
+
+/// Lines from a reader, through a bounded buffer. Everything read is also
+/// copied to `spool` (when set) so that tables out of key order can be
+/// re-read for duplicate keys.
+struct ReaderLines<R: Read> {
+    reader: R,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    pos: u64,
+    line: u64,
+    eof: bool,
+    spool: Option<File>,
+}
+
+impl<R: Read> ReaderLines<R> {
+    fn fill(&mut self) -> std::io::Result<usize> {
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.end == self.buf.len() {
+            let grow = self.buf.len().max(64 * 1024);
+            self.buf.resize(self.buf.len() + grow, 0);
+        }
+        let n = loop {
+            match self.reader.read(&mut self.buf[self.end..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        };
+        if let Some(s) = &mut self.spool {
+            s.write_all(&self.buf[self.end..self.end + n])?;
+        }
+        self.end += n;
+        if n == 0 {
+            self.eof = true;
+        }
+        Ok(n)
+    }
+}
+
+impl<R: Read> LineSource<'static> for ReaderLines<R> {
+    fn next_line(
+        &mut self,
+        limit: usize,
+        c: &mut Collector,
+    ) -> std::io::Result<Option<RawLine<'static>>> {
+        loop {
+            // Find LF within limit + 2 bytes (a CR may precede it).
+            let mut scanned = 0;
+            let found = loop {
+                if let Some(i) = memchr(b'\n', &self.buf[self.start + scanned..self.end]) {
+                    break Some(self.start + scanned + i);
+                }
+                scanned = self.end - self.start;
+                if scanned > limit + 1 || self.eof {
+                    break None;
+                }
+                self.fill()?;
+            };
+            let offset = self.pos;
+            match found {
+                Some(lf) => {
+                    self.line += 1;
+                    let raw_len = lf - self.start;
+                    let raw = self.buf[self.start..lf].to_vec();
+                    self.start = lf + 1;
+                    self.pos += raw_len as u64 + 1;
+                    let (len, keep) = frame(self.line, offset, &raw, c);
+                    if !keep {
+                        continue;
+                    }
+                    let mut raw = raw;
+                    raw.truncate(len);
+                    return Ok(Some(RawLine {
+                        line: self.line,
+                        offset,
+                        bytes: Cow::Owned(raw),
+                        too_long: None,
+                    }));
+                }
+                None if self.eof => {
+                    if self.start == self.end {
+                        return Ok(None);
+                    }
+                    self.line += 1;
+                    let raw = self.buf[self.start..self.end].to_vec();
+                    self.pos += raw.len() as u64;
+                    self.start = self.end;
+                    c.push(Finding::new(
+                        Code::MissingFinalNewline,
+                        self.line,
+                        self.pos,
+                        "",
+                        "the input does not end with LF; every line, the closing included, ends with LF (truncated?)",
+                    ));
+                    let (len, keep) = frame(self.line, offset, &raw, c);
+                    if !keep {
+                        return Ok(None);
+                    }
+                    let mut raw = raw;
+                    raw.truncate(len);
+                    return Ok(Some(RawLine {
+                        line: self.line,
+                        offset,
+                        bytes: Cow::Owned(raw),
+                        too_long: None,
+                    }));
+                }
+                None => {
+                    // Too long: skip to the next LF without keeping it.
+                    self.line += 1;
+                    let mut skipped = (self.end - self.start) as u64;
+                    self.start = self.end;
+                    loop {
+                        self.fill()?;
+                        if let Some(i) = memchr(b'\n', &self.buf[self.start..self.end]) {
+                            skipped += i as u64;
+                            self.start += i + 1;
+                            self.pos += skipped + 1;
+                            break;
+                        }
+                        skipped += (self.end - self.start) as u64;
+                        self.start = self.end;
+                        if self.eof {
+                            self.pos += skipped;
+                            break;
+                        }
+                    }
+                    return Ok(Some(RawLine {
+                        line: self.line,
+                        offset,
+                        bytes: Cow::Owned(Vec::new()),
+                        too_long: Some(skipped),
+                    }));
+                }
+            }
+        }
+    }
+
+    fn position(&self) -> u64 {
+        self.pos
+    }
+
+    fn total(&self) -> Option<u64> {
+        None
+    }
+
+    fn lines(&self) -> u64 {
+        self.line
+    }
+}
+
+/// Verifies an archive held in memory.
+pub fn verify_bytes(data: &[u8], options: &Options) -> Report {
+    let src = SliceLines {
+        data,
+        pos: 0,
+        line: 0,
+    };
+    let reread = |offset: u64| -> Option<Vec<u8>> { line_at(data, offset).map(<[u8]>::to_vec) };
+    match with_pool(options, || run(src, options, &reread)) {
+        Ok(Ok(r)) => r,
+        // Reading a slice cannot fail; a pool that cannot start runs the
+        // check on this thread instead.
+        _ => run(
+            SliceLines {
+                data,
+                pos: 0,
+                line: 0,
+            },
+            options,
+            &reread,
+        )
+        .unwrap_or_default(),
+    }
+}
+
+fn line_at(data: &[u8], offset: u64) -> Option<&[u8]> {
+    let start = usize::try_from(offset).ok()?;
+    let rest = data.get(start..)?;
+    let end = memchr(b'\n', rest).unwrap_or(rest.len());
+    let line = &rest[..end];
+    Some(line.strip_suffix(b"\r").unwrap_or(line))
+}
+
+/// Verifies a file through a memory map.
+pub fn verify_path(path: &Path, options: &Options) -> Result<Report, Error> {
+    let name = path.display().to_string();
+    let io = |source| Error::Io {
+        path: name.clone(),
+        source,
+    };
+    let file = File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(Error::NotAFile(name));
+    }
+    if meta.len() == 0 {
+        return Ok(verify_bytes(&[], options));
+    }
+    // SAFETY: the map is read-only; if another process truncates the file
+    // while we read it, the OS may signal. That is the documented risk of
+    // memory maps, accepted for speed (ripgrep does the same).
+    #[allow(unsafe_code)]
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Ok(verify_bytes(&map, options))
+}
+
+/// Verifies an archive read from a stream (stdin, a pipe), with bounded
+/// memory. The stream is copied to an unnamed temporary file as it is read,
+/// so that a table whose rows are out of key order can be re-read to find
+/// duplicate keys.
+pub fn verify_reader<R: Read + Send>(reader: R, options: &Options) -> Result<Report, Error> {
+    let io = |source| Error::Io {
+        path: "<stdin>".into(),
+        source,
+    };
+    let spool = tempfile::tempfile().map_err(io)?;
+    let src = ReaderLines {
+        reader,
+        buf: vec![0; 1 << 20],
+        start: 0,
+        end: 0,
+        pos: 0,
+        line: 0,
+        eof: false,
+        spool: Some(spool.try_clone().map_err(io)?),
+    };
+    let spool = std::sync::Mutex::new(spool);
+    let reread = |offset: u64| -> Option<Vec<u8>> {
+        let mut f = spool.lock().ok()?;
+        f.seek(SeekFrom::Start(offset)).ok()?;
+        let mut out = Vec::new();
+        let mut byte = [0u8; 64 * 1024];
+        loop {
+            let n = f.read(&mut byte).ok()?;
+            if n == 0 {
+                break;
+            }
+            if let Some(i) = memchr(b'\n', &byte[..n]) {
+                out.extend_from_slice(&byte[..i]);
+                break;
+            }
+            out.extend_from_slice(&byte[..n]);
+        }
+        if out.last() == Some(&b'\r') {
+            out.pop();
+        }
+        Some(out)
+    };
+    with_pool(options, || run(src, options, &reread)).and_then(|r| r.map_err(io))
+}
+
+fn with_pool<T: Send>(options: &Options, f: impl FnOnce() -> T + Send) -> Result<T, Error> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.jobs)
+        .build()
+        .map_err(|e| Error::Threads(e.to_string()))?;
+    Ok(pool.install(f))
+}
+
+fn too_long(raw: &RawLine<'_>, limit: usize, what: &str) -> Finding {
+    Finding::new(
+        Code::LineTooLong,
+        raw.line,
+        raw.offset,
+        "",
+        format!(
+            "the {what} line is {} bytes, over the limit of {limit}; it was not parsed (raise the limit with --max-line-bytes if it is legitimate)",
+            raw.too_long.unwrap_or(0)
+        ),
+    )
+}
+
+fn run<'a, S: LineSource<'a>>(
+    mut src: S,
+    options: &Options,
+    reread: &(dyn Fn(u64) -> Option<Vec<u8>> + Sync),
+) -> std::io::Result<Report> {
+    let started = Instant::now();
+    let mut c = Collector::new(options.max_errors.max(1));
+    let mut report = Report::default();
+    let Some(first) = src.next_line(options.max_manifest_line, &mut c)? else {
+        c.push(Finding::new(
+            Code::ManifestMissing,
+            1,
+            0,
+            "",
+            "the archive is empty; its first line must be the manifest",
+        ));
+        return Ok(finish_report(report, c, started, &src));
+    };
+    if first.too_long.is_some() {
+        c.push(too_long(&first, options.max_manifest_line, "manifest"));
+        report.stopped = true;
+        return Ok(finish_report(report, c, started, &src));
+    }
+    let at = LineRef {
+        line: first.line,
+        offset: first.offset,
+        bytes: &first.bytes,
+    };
+    let mut lr = LineReport::new(at, options.max_errors.max(1));
+    let manifest = match ndarc_json::parse_with(&first.bytes, Default::default()) {
+        Err(e) => {
+            lr.add_at(
+                Code::from(e.kind()),
+                e.offset(),
+                "",
+                format!("the manifest line is not JSON: {}", e.message()),
+            );
+            None
+        }
+        Ok(parsed) => {
+            if let Some(nc) = parsed.non_canonical_at {
+                lr.add_at(Code::NotCanonical, nc, "", "the manifest line is valid JSON but not its canonical (RFC 8785) form; `ndarc canon` rewrites it");
+            }
+            match check_manifest(
+                &parsed.value,
+                &mut lr,
+                &ManifestOptions {
+                    formats: options.formats.clone(),
+                },
+            ) {
+                ManifestOutcome::Read(m) => Some(*m),
+                ManifestOutcome::Fatal => None,
+            }
+        }
+    };
+    let (found, dropped) = lr.into_findings();
+    for f in found {
+        c.push(f);
+    }
+    c.dropped(dropped);
+    let Some(manifest) = manifest else {
+        report.stopped = true;
+        return Ok(finish_report(report, c, started, &src));
+    };
+    let mut plan = Plan::new(manifest);
+    plan.max_findings_per_line = options.max_errors.max(1);
+    let plan = Arc::new(plan);
+    let mut asm = Assembler::new(plan.clone(), &first.bytes, first.offset, c);
+    drop(first);
+
+    let mut pending: Option<Vec<RawLine<'a>>> = None;
+    let mut done = false;
+    loop {
+        // Read the next batch (sequential: framing is cheap).
+        let mut batch: Vec<RawLine<'a>> = Vec::new();
+        let mut bytes = 0usize;
+        while !done && bytes < BATCH_BYTES {
+            match src.next_line(options.max_line, &mut asm.findings)? {
+                Some(l) => {
+                    bytes += l.bytes.len() + 1;
+                    batch.push(l);
+                }
+                None => done = true,
+            }
+        }
+        if let Some(p) = &options.progress {
+            p(src.position(), src.total());
+        }
+        // Check the previous batch in parallel while nothing else runs; the
+        // sequential feed is cheap next to parsing and hashing.
+        let current = pending.take();
+        if let Some(lines) = current {
+            let summaries: Vec<_> = lines
+                .par_iter()
+                .map(|l| {
+                    if l.too_long.is_some() {
+                        None
+                    } else {
+                        Some(check_line(
+                            &plan,
+                            LineRef {
+                                line: l.line,
+                                offset: l.offset,
+                                bytes: &l.bytes,
+                            },
+                        ))
+                    }
+                })
+                .collect();
+            for (l, s) in lines.iter().zip(summaries) {
+                match s {
+                    Some(s) => asm.feed(s),
+                    None => {
+                        asm.findings.push(too_long(l, options.max_line, "part"));
+                        asm.feed(ndarc_format::LineSummary {
+                            line: l.line,
+                            offset: l.offset,
+                            digest: [0; 32],
+                            index_at: 0,
+                            first_item_at: 0,
+                            body: ndarc_format::part::Body::Unreadable,
+                            findings: Vec::new(),
+                            dropped: 0,
+                        });
+                    }
+                }
+            }
+            if asm.findings.errors >= options.max_errors as u64 {
+                report.stopped = true;
+                break;
+            }
+        }
+        if batch.is_empty() && done {
+            break;
+        }
+        pending = Some(batch);
+    }
+    let eof = (0, src.position());
+    let (outcome, mut c) = asm.finish(eof);
+    if !report.stopped {
+        for (t, tparts) in &outcome.rescan {
+            let name = plan.manifest.tables[*t].name.clone();
+            let keys = tparts.iter().map(|&(line, offset)| {
+                let bytes = reread(offset).unwrap_or_default();
+                (
+                    line,
+                    offset,
+                    ndarc_format::part::part_keys(&plan, *t, &bytes),
+                )
+            });
+            rescan_duplicates(&name, keys, &mut c);
+        }
+    }
+    report.parts = outcome.parts;
+    report.content_hash = Some(outcome.content_hash);
+    report.archive_hash = Some(outcome.archive_hash);
+    report.closing_hashes = outcome
+        .closing
+        .and_then(|cl| Some((cl.content_hash?, cl.archive_hash?)));
+    report.manifest = Some(plan.manifest.clone());
+    Ok(finish_report(report, c, started, &src))
+}
+
+fn finish_report<'a, S: LineSource<'a>>(
+    mut report: Report,
+    c: Collector,
+    started: Instant,
+    src: &S,
+) -> Report {
+    report.findings = c.kept;
+    report.errors = c.errors;
+    report.warnings = c.warnings;
+    report.bytes = src.position();
+    report.lines = src.lines();
+    report.elapsed = started.elapsed();
+    report
+}
