@@ -1,1 +1,91 @@
-fn main() {}
+//! `ndarc`: command-line tools for the portability archive.
+//!
+//! To add a command: a module `src/cmd/NAME.rs` (see the library docs in
+//! `src/lib.rs`), one variant of [`Command`] and one arm in [`run`].
+
+#![forbid(unsafe_code)]
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use ndarc::exit::{CmdResult, EXIT_FAILURE};
+use ndarc::term::{self, ColorChoice, Colour};
+use ndarc::{cmd, Context};
+
+/// Tools for the portability archive, an NDJSON export format.
+#[derive(Debug, Parser)]
+#[command(
+    name = "ndarc",
+    version,
+    about = "Tools for the portability archive (NDJSON: a manifest line, part lines, a closing line)",
+    propagate_version = true,
+    arg_required_else_help = true,
+    after_help = "\
+Exit status:
+  0  success
+  1  findings: invalid or non-canonical input, or differences
+  2  could not run: a usage error, a file that cannot be read or written
+
+Examples:
+  ndarc canon export.ndjson -o export.canon.ndjson
+  ndarc canon --check export.ndjson
+  ndarc help canon"
+)]
+struct Cli {
+    /// When to colour output.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t, global = true)]
+    color: ColorChoice,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The subcommands. Add a variant per command (see the crate docs).
+#[derive(Debug, Subcommand)]
+enum Command {
+    // Help texts come from each command's `Args` (`about`, `long_about`,
+    // `after_help`).
+    Canon(cmd::canon::Args),
+}
+
+/// Runs the chosen command.
+fn run(command: Command, ctx: &Context) -> CmdResult {
+    match command {
+        Command::Canon(args) => cmd::canon::run(args, ctx),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and --version exit 0; usage errors exit 2.
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_FAILURE } else { 0 });
+        }
+    };
+    let ctx = Context {
+        colour: Colour::detect(cli.color),
+    };
+    match run(cli.command, &ctx) {
+        Ok(status) => status.exit_code(),
+        Err(failure) => {
+            if !failure.is_broken_pipe() {
+                term::error(ctx.colour, failure.message());
+            }
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+}

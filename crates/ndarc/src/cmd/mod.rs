@@ -1,0 +1,3 @@
+//! One module per subcommand; each has `Args` and `run` (see `main.rs`).
+
+pub mod canon;

@@ -1,0 +1,636 @@
+//! Input and output shared by the commands.
+//!
+//! - [`Input`]: a path or `-` for standard input; a directory or a file that
+//!   cannot be opened is a [`Failure`] with a one-line message.
+//! - [`LineReader`]: LF-terminated lines with a length limit, read with
+//!   bounded memory (a line longer than the limit is reported, never
+//!   buffered whole).
+//! - [`Output`] and [`OutputArgs`]: standard output, or `-o FILE` written
+//!   atomically ([`AtomicFile`]: a temporary sibling, fsync, rename), never
+//!   replacing an existing file without `--force`.
+
+use std::ffi::OsString;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufRead, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::exit::Failure;
+
+/// The path that stands for standard input or output.
+pub const STDIO: &str = "-";
+
+/// Buffer size for reading inputs and writing outputs.
+pub const BUFFER_BYTES: usize = 1 << 20;
+
+/// Whether `path` is `-`, standard input or output.
+pub fn is_stdio(path: &Path) -> bool {
+    path.as_os_str() == STDIO
+}
+
+// ------------------------------------------------------------------ input
+
+/// An opened input: a file or standard input.
+pub struct Input {
+    name: String,
+    source: Source,
+}
+
+enum Source {
+    Stdin(io::Stdin),
+    File(File),
+}
+
+impl Input {
+    /// Opens `path`, or standard input for `-`. A directory, a missing or
+    /// unreadable file is a failure naming the path.
+    pub fn open(path: &Path) -> Result<Input, Failure> {
+        if is_stdio(path) {
+            return Ok(Input {
+                name: "<stdin>".to_string(),
+                source: Source::Stdin(io::stdin()),
+            });
+        }
+        let file = File::open(path).map_err(|e| Failure::path("cannot open", path, &e))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| Failure::path("cannot open", path, &e))?;
+        if meta.is_dir() {
+            return Err(Failure::new(format!(
+                "cannot open {}: is a directory",
+                path.display()
+            )));
+        }
+        Ok(Input {
+            name: path.display().to_string(),
+            source: Source::File(file),
+        })
+    }
+
+    /// The name for messages: the path as given, or `<stdin>`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether this is standard input.
+    pub fn is_stdin(&self) -> bool {
+        matches!(self.source, Source::Stdin(_))
+    }
+
+    /// Reads the whole input, failing with [`ReadError::TooLong`] instead of
+    /// allocating when it holds more than `limit` bytes.
+    pub fn read_all(&mut self, limit: usize) -> Result<Vec<u8>, ReadError> {
+        let mut buf = Vec::new();
+        let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+        self.by_ref().take(cap).read_to_end(&mut buf)?;
+        if buf.len() > limit {
+            let lines = memchr::memchr_iter(b'\n', &buf[..limit]).count();
+            return Err(ReadError::TooLong {
+                line: lines as u64 + 1,
+                offset: limit as u64,
+                limit,
+            });
+        }
+        Ok(buf)
+    }
+}
+
+impl Read for Input {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match &mut self.source {
+            Source::Stdin(s) => s.read(buf),
+            Source::File(f) => f.read(buf),
+        }
+    }
+}
+
+/// Why reading a line or an input stopped.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The line (or the whole input) is longer than the limit; `offset` is
+    /// the byte of the file where the limit was passed.
+    TooLong {
+        /// 1-based line number.
+        line: u64,
+        /// Byte offset in the file of the first byte beyond the limit.
+        offset: u64,
+        /// The limit in bytes, LF not counted.
+        limit: usize,
+    },
+    /// Reading failed.
+    Io(io::Error),
+}
+
+impl From<io::Error> for ReadError {
+    fn from(e: io::Error) -> Self {
+        ReadError::Io(e)
+    }
+}
+
+/// Where a line is: its 1-based number and the byte offset of its first
+/// byte in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineInfo {
+    /// 1-based line number.
+    pub number: u64,
+    /// Byte offset of the line's first byte from the start of the input.
+    pub offset: u64,
+    /// Whether an LF ended the line (only the last line of a file can lack
+    /// it).
+    pub terminated: bool,
+}
+
+/// Reads LF-terminated lines with a per-line limit. Memory use is bounded by
+/// the limit plus the reader's buffer: a longer line is an error as soon as
+/// its first `limit + 1` bytes have been seen.
+pub struct LineReader<R> {
+    inner: R,
+    limit: usize,
+    number: u64,
+    offset: u64,
+}
+
+impl<R: BufRead> LineReader<R> {
+    /// Lines of `inner`, each at most `limit` bytes without its LF.
+    pub fn new(inner: R, limit: usize) -> Self {
+        LineReader {
+            inner,
+            limit,
+            number: 0,
+            offset: 0,
+        }
+    }
+
+    /// Reads the next line into `line` (cleared first, LF not included).
+    /// `Ok(None)` at the end of the input.
+    pub fn next_line(&mut self, line: &mut Vec<u8>) -> Result<Option<LineInfo>, ReadError> {
+        line.clear();
+        let start = self.offset;
+        let number = self.number + 1;
+        loop {
+            let chunk = match self.inner.fill_buf() {
+                Ok(c) => c,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(ReadError::Io(e)),
+            };
+            if chunk.is_empty() {
+                if line.is_empty() {
+                    return Ok(None);
+                }
+                self.number = number;
+                return Ok(Some(LineInfo {
+                    number,
+                    offset: start,
+                    terminated: false,
+                }));
+            }
+            let (take, found) = match memchr::memchr(b'\n', chunk) {
+                Some(i) => (i, true),
+                None => (chunk.len(), false),
+            };
+            if line.len() + take > self.limit {
+                return Err(ReadError::TooLong {
+                    line: number,
+                    offset: start + self.limit as u64,
+                    limit: self.limit,
+                });
+            }
+            line.extend_from_slice(&chunk[..take]);
+            let used = take + usize::from(found);
+            self.inner.consume(used);
+            self.offset += used as u64;
+            if found {
+                self.number = number;
+                return Ok(Some(LineInfo {
+                    number,
+                    offset: start,
+                    terminated: true,
+                }));
+            }
+        }
+    }
+}
+
+// ----------------------------------------------------------------- output
+
+/// The `-o FILE` / `--force` options of a command that writes a file.
+#[derive(Debug, Clone, clap::Args)]
+pub struct OutputArgs {
+    /// Write to FILE instead of standard output. The file is written to a
+    /// temporary file beside it and renamed into place when complete, so it
+    /// never holds partial output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Replace FILE if it exists (otherwise an existing FILE is an error).
+    #[arg(long, requires = "output")]
+    pub force: bool,
+}
+
+impl OutputArgs {
+    /// Opens the output these options name.
+    pub fn open(&self) -> Result<Output, Failure> {
+        Output::open(self.output.as_deref(), self.force)
+    }
+}
+
+/// Standard output or an atomically written file.
+pub enum Output {
+    /// Standard output, buffered.
+    Stdout(BufWriter<io::Stdout>),
+    /// A file that appears only when [`Output::finish`] succeeds.
+    File(AtomicFile),
+}
+
+impl Output {
+    /// Standard output for `None` or `-`, else an [`AtomicFile`] at `path`.
+    pub fn open(path: Option<&Path>, force: bool) -> Result<Output, Failure> {
+        match path {
+            None => Ok(Output::stdout()),
+            Some(p) if is_stdio(p) => Ok(Output::stdout()),
+            Some(p) => AtomicFile::create(p, force).map(Output::File),
+        }
+    }
+
+    /// Buffered standard output.
+    pub fn stdout() -> Output {
+        Output::Stdout(BufWriter::with_capacity(BUFFER_BYTES, io::stdout()))
+    }
+
+    /// The name for messages: the path, or `<stdout>`.
+    pub fn name(&self) -> String {
+        match self {
+            Output::Stdout(_) => "<stdout>".to_string(),
+            Output::File(f) => f.path().display().to_string(),
+        }
+    }
+
+    /// Flushes standard output, or commits the file.
+    pub fn finish(self) -> Result<(), Failure> {
+        match self {
+            Output::Stdout(mut w) => w
+                .flush()
+                .map_err(|e| Failure::io("cannot write <stdout>", &e)),
+            Output::File(f) => f.commit(),
+        }
+    }
+
+    /// Writes `bytes`, with a failure that names the output.
+    pub fn put(&mut self, bytes: &[u8]) -> Result<(), Failure> {
+        self.write_all(bytes)
+            .map_err(|e| Failure::io(format_args!("cannot write {}", self.name()), &e))
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Output::Stdout(w) => w.write(buf),
+            Output::File(f) => f.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Output::Stdout(w) => w.write_all(buf),
+            Output::File(f) => f.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Output::Stdout(w) => w.flush(),
+            Output::File(f) => f.flush(),
+        }
+    }
+}
+
+/// A file written under a temporary name in the destination's directory and
+/// renamed into place by [`AtomicFile::commit`] after an fsync. Dropped
+/// without a commit (an error, a panic), it removes the temporary file and
+/// leaves the destination untouched.
+pub struct AtomicFile {
+    dest: PathBuf,
+    tmp: PathBuf,
+    file: Option<BufWriter<File>>,
+    force: bool,
+}
+
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl AtomicFile {
+    /// Starts writing `dest`. Fails at once (before any work) when `dest`
+    /// exists and `force` is false, or when `dest` is a directory.
+    pub fn create(dest: &Path, force: bool) -> Result<AtomicFile, Failure> {
+        let existing = fs::metadata(dest).ok();
+        if let Some(meta) = &existing {
+            if meta.is_dir() {
+                return Err(Failure::new(format!(
+                    "cannot write {}: is a directory",
+                    dest.display()
+                )));
+            }
+            if !force {
+                return Err(refuse_overwrite(dest));
+            }
+        }
+        let Some(file_name) = dest.file_name() else {
+            return Err(Failure::new(format!(
+                "cannot write {}: not a file name",
+                dest.display()
+            )));
+        };
+        let dir = match dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let mut attempt = 0;
+        loop {
+            let tmp = dir.join(temp_name(file_name));
+            match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+                Ok(file) => {
+                    if let Some(meta) = &existing {
+                        // Keep the mode of the file being replaced.
+                        let _ = file.set_permissions(meta.permissions());
+                    }
+                    return Ok(AtomicFile {
+                        dest: dest.to_path_buf(),
+                        tmp,
+                        file: Some(BufWriter::with_capacity(BUFFER_BYTES, file)),
+                        force,
+                    });
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => {
+                    attempt += 1;
+                }
+                Err(e) => {
+                    return Err(Failure::io(
+                        format_args!("cannot create a temporary file in {}", dir.display()),
+                        &e,
+                    ))
+                }
+            }
+        }
+    }
+
+    /// The destination path.
+    pub fn path(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Flushes and fsyncs the temporary file, then moves it to the
+    /// destination (atomically replacing it with `--force`; without, failing
+    /// if a file appeared there meanwhile) and fsyncs the directory.
+    pub fn commit(mut self) -> Result<(), Failure> {
+        let dest = self.dest.clone();
+        let write_err = |e: &io::Error| Failure::path("cannot write", &dest, e);
+        let Some(writer) = self.file.take() else {
+            return Err(Failure::new(format!(
+                "cannot write {}: already committed",
+                dest.display()
+            )));
+        };
+        let file = writer.into_inner().map_err(|e| write_err(e.error()))?;
+        file.sync_all().map_err(|e| write_err(&e))?;
+        drop(file);
+        if self.force {
+            fs::rename(&self.tmp, &self.dest).map_err(|e| write_err(&e))?;
+        } else {
+            // A hard link fails if the destination exists, so a file created
+            // by someone else since `create` is never replaced.
+            match fs::hard_link(&self.tmp, &self.dest) {
+                Ok(()) => {
+                    let _ = fs::remove_file(&self.tmp);
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    return Err(refuse_overwrite(&self.dest));
+                }
+                Err(_) => {
+                    // No hard links on this file system: check, then rename.
+                    if fs::symlink_metadata(&self.dest).is_ok() {
+                        return Err(refuse_overwrite(&self.dest));
+                    }
+                    fs::rename(&self.tmp, &self.dest).map_err(|e| write_err(&e))?;
+                }
+            }
+        }
+        // Committed: nothing for Drop to remove.
+        self.tmp = PathBuf::new();
+        sync_dir(&self.dest);
+        Ok(())
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match &mut self.file {
+            Some(f) => f.write(buf),
+            None => Err(io::Error::other("file already committed")),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.file {
+            Some(f) => f.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        self.file = None;
+        if !self.tmp.as_os_str().is_empty() {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+fn refuse_overwrite(dest: &Path) -> Failure {
+    Failure::new(format!(
+        "{} already exists; use --force to replace it",
+        dest.display()
+    ))
+}
+
+/// `.NAME.ndarc-PID-N-NANOS.tmp`: hidden, unique per process and call.
+fn temp_name(file_name: &std::ffi::OsStr) -> OsString {
+    let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mut name = OsString::from(".");
+    name.push(file_name);
+    name.push(format!(".ndarc-{}-{n}-{nanos}.tmp", std::process::id()));
+    name
+}
+
+/// Makes the rename durable (Unix); errors are ignored, as some file systems
+/// do not support it.
+fn sync_dir(path: &Path) {
+    #[cfg(unix)]
+    {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8], limit: usize) -> Vec<Result<(Vec<u8>, LineInfo), String>> {
+        // A tiny buffer so that lines span many fill_buf calls.
+        let mut r = LineReader::new(io::BufReader::with_capacity(3, input), limit);
+        let mut out = Vec::new();
+        let mut buf = Vec::new();
+        loop {
+            match r.next_line(&mut buf) {
+                Ok(Some(info)) => out.push(Ok((buf.clone(), info))),
+                Ok(None) => break,
+                Err(ReadError::TooLong {
+                    line,
+                    offset,
+                    limit,
+                }) => {
+                    out.push(Err(format!("too long {line} {offset} {limit}")));
+                    break;
+                }
+                Err(ReadError::Io(e)) => {
+                    out.push(Err(e.to_string()));
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    fn info(number: u64, offset: u64, terminated: bool) -> LineInfo {
+        LineInfo {
+            number,
+            offset,
+            terminated,
+        }
+    }
+
+    #[test]
+    fn splits_lines_with_offsets() {
+        assert_eq!(
+            lines(b"ab\n\ncdef\ng", 10),
+            vec![
+                Ok((b"ab".to_vec(), info(1, 0, true))),
+                Ok((b"".to_vec(), info(2, 3, true))),
+                Ok((b"cdef".to_vec(), info(3, 4, true))),
+                Ok((b"g".to_vec(), info(4, 9, false))),
+            ]
+        );
+        assert!(lines(b"", 10).is_empty());
+        assert_eq!(lines(b"\n", 10), vec![Ok((vec![], info(1, 0, true)))]);
+    }
+
+    #[test]
+    fn limit_excludes_the_lf() {
+        assert_eq!(
+            lines(b"12345\n", 5),
+            vec![Ok((b"12345".to_vec(), info(1, 0, true)))]
+        );
+        assert_eq!(
+            lines(b"1\n123456\n", 5),
+            vec![
+                Ok((b"1".to_vec(), info(1, 0, true))),
+                Err("too long 2 7 5".to_string())
+            ]
+        );
+        assert_eq!(lines(b"123456", 5), vec![Err("too long 1 5 5".to_string())]);
+    }
+
+    fn refused<T>(r: Result<T, Failure>) -> Failure {
+        match r {
+            Ok(_) => panic!("expected a failure"),
+            Err(e) => e,
+        }
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "ndarc-io-{}-{name}-{}",
+            std::process::id(),
+            TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).expect("create scratch dir");
+        dir
+    }
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .expect("read dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn atomic_file_appears_only_on_commit() {
+        let dir = scratch("commit");
+        let dest = dir.join("out.ndjson");
+        let mut f = AtomicFile::create(&dest, false).expect("create");
+        f.write_all(b"hello\n").expect("write");
+        assert!(!dest.exists());
+        assert_eq!(entries(&dir).len(), 1, "one temporary file");
+        f.commit().expect("commit");
+        assert_eq!(fs::read(&dest).expect("read"), b"hello\n");
+        assert_eq!(entries(&dir), vec!["out.ndjson"]);
+
+        // Existing file: refused without force, before any write.
+        let e = refused(AtomicFile::create(&dest, false));
+        assert!(e.message().contains("already exists"), "{e}");
+        // Dropped without commit: nothing changes, no temporary left.
+        let mut f = AtomicFile::create(&dest, true).expect("create");
+        f.write_all(b"partial").expect("write");
+        drop(f);
+        assert_eq!(fs::read(&dest).expect("read"), b"hello\n");
+        assert_eq!(entries(&dir), vec!["out.ndjson"]);
+        // Forced: replaced.
+        let mut f = AtomicFile::create(&dest, true).expect("create");
+        f.write_all(b"new\n").expect("write");
+        f.commit().expect("commit");
+        assert_eq!(fs::read(&dest).expect("read"), b"new\n");
+        assert_eq!(entries(&dir), vec!["out.ndjson"]);
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn atomic_file_never_replaces_a_file_created_meanwhile() {
+        let dir = scratch("race");
+        let dest = dir.join("out");
+        let mut f = AtomicFile::create(&dest, false).expect("create");
+        f.write_all(b"mine").expect("write");
+        fs::write(&dest, b"theirs").expect("write theirs");
+        let e = refused(f.commit());
+        assert!(e.message().contains("already exists"), "{e}");
+        assert_eq!(fs::read(&dest).expect("read"), b"theirs");
+        assert_eq!(entries(&dir), vec!["out"]);
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn directories_are_refused() {
+        let dir = scratch("dirs");
+        let e = refused(Input::open(&dir));
+        assert!(e.message().ends_with(": is a directory"), "{e}");
+        let e = refused(AtomicFile::create(&dir, true));
+        assert!(e.message().ends_with(": is a directory"), "{e}");
+        let e = refused(Input::open(&dir.join("missing")));
+        assert!(e.message().ends_with("no such file or directory"), "{e}");
+        let _ = fs::remove_dir_all(&dir);
+    }
+}

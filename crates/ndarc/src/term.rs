@@ -1,0 +1,177 @@
+//! Terminal output: the colour decision and diagnostics.
+//!
+//! Colour is used only where it helps a person at a terminal: with
+//! `--color auto` (the default) when the stream is a terminal and `NO_COLOR`
+//! is unset or empty; `--color always` and `--color never` decide outright
+//! (a command-line flag overrides `NO_COLOR`, as no-color.org asks).
+
+use std::ffi::OsStr;
+use std::io::{self, IsTerminal, Write};
+
+/// The `--color` option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when writing to a terminal and `NO_COLOR` is not set.
+    #[default]
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+/// Whether to colour standard output and standard error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Colour {
+    /// Colour standard output.
+    pub stdout: bool,
+    /// Colour standard error.
+    pub stderr: bool,
+}
+
+impl Colour {
+    /// Decides from the option, the `NO_COLOR` variable and whether each
+    /// stream is a terminal.
+    pub fn detect(choice: ColorChoice) -> Colour {
+        Colour::decide(
+            choice,
+            std::env::var_os("NO_COLOR").as_deref(),
+            io::stdout().is_terminal(),
+            io::stderr().is_terminal(),
+        )
+    }
+
+    /// The decision itself, from its inputs.
+    pub fn decide(
+        choice: ColorChoice,
+        no_color: Option<&OsStr>,
+        stdout_tty: bool,
+        stderr_tty: bool,
+    ) -> Colour {
+        match choice {
+            ColorChoice::Always => Colour {
+                stdout: true,
+                stderr: true,
+            },
+            ColorChoice::Never => Colour::default(),
+            ColorChoice::Auto => {
+                let allowed = !matches!(no_color, Some(v) if !v.is_empty());
+                Colour {
+                    stdout: allowed && stdout_tty,
+                    stderr: allowed && stderr_tty,
+                }
+            }
+        }
+    }
+}
+
+/// Text styles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Errors and finding codes of severity error: bold red.
+    Error,
+    /// Warnings: bold yellow.
+    Warning,
+    /// Locations (`FILE:LINE:OFFSET:`): bold.
+    Location,
+    /// Success: green.
+    Good,
+}
+
+impl Style {
+    fn sgr(self) -> &'static str {
+        match self {
+            Style::Error => "\x1b[1;31m",
+            Style::Warning => "\x1b[1;33m",
+            Style::Location => "\x1b[1m",
+            Style::Good => "\x1b[32m",
+        }
+    }
+}
+
+/// `text` wrapped in the escape codes of `style` when `on`.
+pub fn paint(on: bool, style: Style, text: &str) -> String {
+    if on {
+        format!("{}{text}\x1b[0m", style.sgr())
+    } else {
+        text.to_string()
+    }
+}
+
+/// Where a finding is: a file, a 1-based line and a byte offset from the
+/// start of the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Location<'a> {
+    /// The file's name as given, or `<stdin>`.
+    pub file: &'a str,
+    /// 1-based line number.
+    pub line: u64,
+    /// Byte offset from the start of the file.
+    pub offset: u64,
+}
+
+/// Writes `FILE:LINE:OFFSET: CODE: message` to standard error (`CODE: ` is
+/// left out when `code` is empty). Messages are made one line.
+pub fn diagnostic(colour: Colour, at: Location<'_>, code: &str, message: &str) {
+    let loc = format!("{}:{}:{}:", at.file, at.line, at.offset);
+    let mut line = format!("{} ", paint(colour.stderr, Style::Location, &loc));
+    if !code.is_empty() {
+        line.push_str(&paint(colour.stderr, Style::Error, code));
+        line.push_str(": ");
+    }
+    line.push_str(&one_line(message));
+    line.push('\n');
+    let _ = io::stderr().lock().write_all(line.as_bytes());
+}
+
+/// Writes `ndarc: error: message` to standard error.
+pub fn error(colour: Colour, message: &str) {
+    let line = format!(
+        "ndarc: {} {}\n",
+        paint(colour.stderr, Style::Error, "error:"),
+        one_line(message)
+    );
+    let _ = io::stderr().lock().write_all(line.as_bytes());
+}
+
+/// `s` with line breaks replaced by spaces.
+pub fn one_line(s: &str) -> String {
+    s.replace(['\n', '\r'], " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_decision() {
+        let on = Colour {
+            stdout: true,
+            stderr: true,
+        };
+        let off = Colour::default();
+        let auto = ColorChoice::Auto;
+        assert_eq!(Colour::decide(auto, None, true, true), on);
+        assert_eq!(
+            Colour::decide(auto, None, false, true),
+            Colour {
+                stdout: false,
+                stderr: true
+            }
+        );
+        assert_eq!(Colour::decide(auto, Some(OsStr::new("1")), true, true), off);
+        assert_eq!(Colour::decide(auto, Some(OsStr::new("")), true, true), on);
+        assert_eq!(Colour::decide(ColorChoice::Never, None, true, true), off);
+        assert_eq!(
+            Colour::decide(ColorChoice::Always, Some(OsStr::new("1")), false, false),
+            on
+        );
+    }
+
+    #[test]
+    fn painting() {
+        assert_eq!(paint(false, Style::Error, "x"), "x");
+        assert_eq!(paint(true, Style::Error, "x"), "\x1b[1;31mx\x1b[0m");
+        assert_eq!(one_line("a\nb\r\nc"), "a b  c");
+    }
+}
