@@ -1,0 +1,62 @@
+//! Errors of [`crate::reseal`] and [`crate::repartition`].
+
+use std::io;
+
+/// Why an archive could not be resealed or repartitioned.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A line is not JSON under the archive's profile.
+    #[error("line {line}: {source}")]
+    Json {
+        /// 1-based line number.
+        line: u64,
+        /// The parse error (offset within the line).
+        #[source]
+        source: ndarc_json::Error,
+    },
+    /// The archive's structure does not allow the operation (no manifest,
+    /// no closing line, a row too large for the new part size …).
+    #[error("line {line}: {message}")]
+    Archive {
+        /// 1-based line number (0 when it concerns no single line).
+        line: u64,
+        /// What is wrong.
+        message: String,
+    },
+    /// Writing the output failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+impl Error {
+    pub(crate) fn archive(line: u64, message: impl Into<String>) -> Error {
+        Error::Archive {
+            line,
+            message: message.into(),
+        }
+    }
+}
+
+/// Splits an archive into its lines (without LF); the second value tells
+/// whether the input ended with an LF.
+pub(crate) fn lines(input: &[u8]) -> (Vec<&[u8]>, bool) {
+    let trailing = input.last() == Some(&b'\n');
+    let body = if trailing {
+        &input[..input.len() - 1]
+    } else {
+        input
+    };
+    if body.is_empty() && !trailing {
+        return (Vec::new(), false);
+    }
+    (body.split(|&b| b == b'\n').collect(), trailing)
+}
+
+/// Parses line `n` (0-based).
+pub(crate) fn parse_line(bytes: &[u8], n: usize) -> Result<ndarc_json::Value<'_>, Error> {
+    ndarc_json::parse(bytes).map_err(|source| Error::Json {
+        line: n as u64 + 1,
+        source,
+    })
+}

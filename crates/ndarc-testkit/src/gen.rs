@@ -1,0 +1,645 @@
+//! The streaming, deterministic archive generator.
+
+use std::io::{self, Write};
+
+use ndarc_format::catalogue::{content_header_digest, is_name, schema_identity};
+use ndarc_format::hash::row_content_digest;
+use ndarc_format::{ArchiveHasher, ContentHasher, FORMAT, MAX_PART_LINE, VERSION};
+use ndarc_json::{number, write_string, Object, Value};
+
+use crate::binary::{self, chunk_count, Binary, Delta, ObjectParams};
+use crate::pack::{PartWriter, RowPacker};
+use crate::rng::{derive, derive_all, Rng};
+use crate::rows::{push_base64, LaterRows, RowMaker, Variant};
+use crate::schema::{self, TableDef, TableKind, TEMPLATES};
+
+/// How many rows each table gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rows {
+    /// Exactly this many rows in every table (except the always-empty
+    /// `empty_things`).
+    Exactly(u64),
+    /// A seed-chosen number in `lo..=hi` per table.
+    Between(u64, u64),
+}
+
+/// A later export of the same archive: the next version of the data, for
+/// diff tests and benchmarks.
+///
+/// Each row slot of the first export is, independently and by a generator
+/// seeded with `seed`, removed with probability `removed`, otherwise changed
+/// (one or more non-key cells) with probability `changed`; after each slot a
+/// new row is added with probability `added`, with a key that sorts between
+/// that slot's and the next one's, so rows stay in key order.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Later {
+    /// Seed of the changes (independent of the archive seed).
+    pub seed: u64,
+    /// Fraction of rows changed, 0 to 1.
+    pub changed: f64,
+    /// Rows added, as a fraction of the first export's rows, 0 to 1.
+    pub added: f64,
+    /// Fraction of rows removed, 0 to 1.
+    pub removed: f64,
+    /// Also change one object (and the first payload), remove one object
+    /// (the fourth, when there are four) and add one.
+    pub binary: bool,
+}
+
+impl Default for Later {
+    fn default() -> Self {
+        Later {
+            seed: 1,
+            changed: 0.05,
+            added: 0.02,
+            removed: 0.01,
+            binary: true,
+        }
+    }
+}
+
+/// What to generate. `GenOptions::default()` exercises every feature of
+/// the format (all ten table templates, an empty object, a multi-chunk
+/// object, payloads `kv cache` before `kv`, an empty payload, migrations …)
+/// with parts of 16 MiB, as the producer writes them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GenOptions {
+    /// The seed: same seed and options, same bytes.
+    pub seed: u64,
+    /// Number of tables: the ten templates first (in a seed-chosen order, so
+    /// fewer than ten gives a seed-chosen subset), then random tables.
+    pub tables: usize,
+    /// Exactly these tables instead of `tables` (duplicates ignored).
+    pub kinds: Option<Vec<TableKind>>,
+    /// Rows per table.
+    pub rows: Rows,
+    /// Number of bucket objects. The first generated is empty (size 0).
+    pub objects: u64,
+    /// Largest size of an ordinary object.
+    pub object_bytes: u64,
+    /// Make the second object span three parts (two full chunks and one
+    /// byte), whatever `part_bytes` is.
+    pub large_object: bool,
+    /// Number of payloads: `kv`, `kv cache`, `sessions` (empty),
+    /// `kv/archive`, `queue: dead letters`, `Ω-state`, then `payload-N`.
+    pub payloads: u64,
+    /// Largest size of a payload.
+    pub payload_bytes: u64,
+    /// The producer's `partBytes`: 1024 ..= 16 MiB.
+    pub part_bytes: usize,
+    /// List `_cf_KV`, `d1_migrations`, `sqlite_sequence` in
+    /// `excludedTables`.
+    pub excluded_tables: bool,
+    /// Add the optional `migrations` member.
+    pub migrations: bool,
+    /// The `product` name.
+    pub product: String,
+    /// Generate the later export instead of the first one.
+    pub later: Option<Later>,
+}
+
+impl Default for GenOptions {
+    fn default() -> Self {
+        GenOptions {
+            seed: 0,
+            tables: TEMPLATES.len(),
+            kinds: None,
+            rows: Rows::Between(10, 100),
+            objects: 6,
+            object_bytes: 4096,
+            large_object: true,
+            payloads: 3,
+            payload_bytes: 2048,
+            part_bytes: MAX_PART_LINE,
+            excluded_tables: true,
+            migrations: true,
+            product: "ndarc-testkit".to_string(),
+            later: None,
+        }
+    }
+}
+
+impl GenOptions {
+    /// Small options for tests: default features, few rows, 4 KiB parts.
+    pub fn small(seed: u64) -> GenOptions {
+        GenOptions {
+            seed,
+            rows: Rows::Between(3, 30),
+            objects: 5,
+            object_bytes: 3000,
+            payload_bytes: 1500,
+            part_bytes: 4096,
+            ..GenOptions::default()
+        }
+    }
+
+    /// The same options for the later export `later`.
+    pub fn with_later(&self, later: Later) -> GenOptions {
+        GenOptions {
+            later: Some(later),
+            ..self.clone()
+        }
+    }
+
+    fn check(&self) -> io::Result<()> {
+        let bad = |m: String| Err(io::Error::new(io::ErrorKind::InvalidInput, m));
+        if !(1024..=MAX_PART_LINE).contains(&self.part_bytes) {
+            return bad(format!(
+                "part_bytes must be 1024 ..= {MAX_PART_LINE}, not {}",
+                self.part_bytes
+            ));
+        }
+        if let Rows::Between(lo, hi) = self.rows {
+            if lo > hi {
+                return bad(format!("rows: {lo} > {hi}"));
+            }
+        }
+        if !is_name(&self.product) {
+            return bad("product must be a name (1 to 512 characters, no C0 controls)".into());
+        }
+        if let Some(l) = self.later {
+            for (what, f) in [
+                ("changed", l.changed),
+                ("added", l.added),
+                ("removed", l.removed),
+            ] {
+                if !(0.0..=1.0).contains(&f) {
+                    return bad(format!("later.{what} must be in 0..=1, not {f}"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Rows of one table in a generated archive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableSummary {
+    /// The table name.
+    pub name: String,
+    /// Its `count`.
+    pub rows: u64,
+    /// Rows whose key is in the first export and whose row differs (later
+    /// export only).
+    pub changed: u64,
+    /// Rows whose key is not in the first export (later export only).
+    pub added: u64,
+    /// Keys of the first export missing here (later export only).
+    pub removed: u64,
+}
+
+/// Changes of objects or payloads between the first and a later export, by
+/// the keys `diff.mjs` uses: canonical JSON `["bucket","key"]` for objects,
+/// `["name"]` for payloads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BinaryDelta {
+    /// Keys only in the later export.
+    pub added: Vec<String>,
+    /// Keys only in the first export.
+    pub removed: Vec<String>,
+    /// Keys in both whose manifest entries differ.
+    pub changed: Vec<String>,
+}
+
+impl From<Delta> for BinaryDelta {
+    fn from(d: Delta) -> Self {
+        BinaryDelta {
+            added: d.added,
+            removed: d.removed,
+            changed: d.changed,
+        }
+    }
+}
+
+/// What [`generate`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// Bytes written.
+    pub bytes: u64,
+    /// Lines written (manifest, parts, closing).
+    pub lines: u64,
+    /// `partCount`.
+    pub part_count: u64,
+    /// The closing `contentHash`.
+    pub content_hash: String,
+    /// The closing `archiveHash`.
+    pub archive_hash: String,
+    /// Every table in manifest order.
+    pub tables: Vec<TableSummary>,
+    /// Object changes (empty unless a later export with `binary`).
+    pub objects: BinaryDelta,
+    /// Payload changes (empty unless a later export with `binary`).
+    pub payloads: BinaryDelta,
+}
+
+/// One table with its first-export row count.
+struct Planned {
+    def: TableDef,
+    base_rows: u64,
+}
+
+/// A row slot's fate in a later export.
+#[derive(Clone, Copy)]
+struct SlotPlan {
+    keep: Option<Variant>,
+    add_after: bool,
+}
+
+fn slot_plan(later: Option<Later>, t: &TableDef, slot: u64) -> SlotPlan {
+    let Some(l) = later else {
+        return SlotPlan {
+            keep: Some(Variant::Base),
+            add_after: false,
+        };
+    };
+    let mut rng = Rng::new(derive_all(l.seed, &[t.salt, slot, 0x51]));
+    let u = rng.unit();
+    let keep = if u < l.removed {
+        None
+    } else if u < l.removed + l.changed {
+        Some(Variant::Changed)
+    } else {
+        Some(Variant::Base)
+    };
+    SlotPlan {
+        keep,
+        add_after: rng.unit() < l.added,
+    }
+}
+
+/// Walks a table's rows in archive order, handing each item to `sink`.
+fn walk(
+    t: &Planned,
+    later: Option<Later>,
+    maker: &mut RowMaker,
+    buf: &mut Vec<u8>,
+    mut sink: impl FnMut(&[u8], &crate::rows::Made) -> io::Result<()>,
+) -> io::Result<TableSummary> {
+    let mut s = TableSummary {
+        name: t.def.name.clone(),
+        rows: 0,
+        changed: 0,
+        added: 0,
+        removed: 0,
+    };
+    for slot in 0..t.base_rows {
+        let plan = slot_plan(later, &t.def, slot);
+        let mut versions: [Option<Variant>; 2] = [plan.keep, None];
+        if plan.add_after {
+            versions[1] = Some(Variant::Added);
+        }
+        if plan.keep.is_none() {
+            s.removed += 1;
+        }
+        for v in versions.into_iter().flatten() {
+            let made = maker.item(&t.def, slot, v, s.rows, buf)?;
+            match v {
+                Variant::Changed if made.changed => s.changed += 1,
+                Variant::Added => s.added += 1,
+                _ => {}
+            }
+            sink(buf, &made)?;
+            s.rows += 1;
+        }
+    }
+    Ok(s)
+}
+
+fn iso_time(ms: u64) -> String {
+    let days = (ms / 86_400_000) as i64;
+    let rem = ms % 86_400_000;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3_600_000,
+        rem / 60_000 % 60,
+        rem / 1000 % 60,
+        rem % 1000
+    )
+}
+
+fn journal(seed: u64, later: Option<Later>, exported_ms: u64) -> Value<'static> {
+    let mut rng = Rng::new(derive(seed, 0x10A7));
+    let n = 3 + later.map_or(0, |_| 1);
+    let ops = ["migrate", "import", "erase", "export"];
+    let entries = (0..n)
+        .map(|i| {
+            let mut e = Object::new();
+            e.insert("seq", Value::from(i as i64 + 1));
+            e.insert("op", Value::from(ops[i % ops.len()]));
+            e.insert(
+                "at",
+                Value::from(iso_time(exported_ms - (n - i) as u64 * 3_600_000)),
+            );
+            e.insert("ratio", Value::from(rng.below(1000) as f64 / 7.0));
+            e.insert("note", Value::from("ünï \"quoted\" \\ \u{2028} 😀"));
+            e.insert("tags", Value::Array(vec![Value::Null, Value::Bool(true)]));
+            Value::Object(e)
+        })
+        .collect();
+    let mut o = Object::new();
+    o.insert("head", Value::from(format!("{:016x}", rng.next_u64())));
+    o.insert("entries", Value::Array(entries));
+    Value::Object(o)
+}
+
+fn migrations() -> Value<'static> {
+    let list = ["0001_init.sql", "0002_orders.sql", "0003_unicode_名前.sql"]
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let mut o = Object::new();
+            o.insert("id", Value::from(i as i64 + 1));
+            o.insert("name", Value::from(*name));
+            Value::Object(o)
+        })
+        .collect();
+    Value::Array(list)
+}
+
+/// Writes one object or payload chunk part.
+fn binary_part(b: &Binary, offset: u64, len: u64, buf: &mut Vec<u8>, part: &mut PartWriter) {
+    part.begin();
+    let line = part.line();
+    match (&b.object, &b.name) {
+        (Some((bucket, key)), _) => {
+            line.extend_from_slice(b"{\"bucket\":");
+            write_string(bucket, line);
+            line.extend_from_slice(b",\"data\":\"");
+            buf.resize(len as usize, 0);
+            binary::fill(b.seed, b.text, offset, buf);
+            push_base64(buf, line);
+            line.extend_from_slice(b"\",\"key\":");
+            write_string(key, line);
+            line.extend_from_slice(b",\"kind\":\"object\",\"offset\":");
+            number::write(offset as f64, line);
+            line.push(b'}');
+        }
+        (None, name) => {
+            line.extend_from_slice(b"{\"data\":\"");
+            buf.resize(len as usize, 0);
+            binary::fill(b.seed, b.text, offset, buf);
+            push_base64(buf, line);
+            line.extend_from_slice(b"\",\"kind\":\"payload\",\"name\":");
+            write_string(name.as_deref().unwrap_or(""), line);
+            line.extend_from_slice(b",\"offset\":");
+            number::write(offset as f64, line);
+            line.push(b'}');
+        }
+    }
+    part.item_written();
+}
+
+/// Generates an archive into `out` and returns what it wrote.
+///
+/// Two passes over the same pure functions of the seed: the first plans
+/// the packing (to learn `partCount` and every table's `count`) and hashes
+/// the objects and payloads (the manifest, which comes first, carries their
+/// `sha256`); the second writes. Memory is bounded by one part and the
+/// manifest, whatever the output size.
+///
+/// Errors: invalid options (`InvalidInput`) and errors of `out`.
+pub fn generate(opts: &GenOptions, out: &mut impl Write) -> io::Result<Summary> {
+    opts.check()?;
+    let seed = opts.seed;
+    let kinds = schema::choose(seed, opts.tables, opts.kinds.as_deref());
+    let tables: Vec<Planned> = schema::build(seed, &kinds)
+        .into_iter()
+        .map(|def| {
+            let base_rows = if def.always_empty {
+                0
+            } else {
+                match opts.rows {
+                    Rows::Exactly(n) => n,
+                    Rows::Between(lo, hi) => {
+                        Rng::new(derive_all(seed, &[def.salt, 0xC0A7])).range(lo, hi)
+                    }
+                }
+            };
+            Planned { def, base_rows }
+        })
+        .collect();
+    let later_seed = opts.later.map(|l| l.seed);
+    let binary_later = opts.later.filter(|l| l.binary).map(|l| l.seed);
+    let object_params = ObjectParams {
+        count: opts.objects,
+        max_bytes: opts.object_bytes,
+        large: opts.large_object,
+        part_bytes: opts.part_bytes,
+    };
+    let (mut objects, object_delta) = binary::objects(seed, &object_params, binary_later);
+    let (mut payloads, payload_delta) =
+        binary::payloads(seed, opts.payloads, opts.payload_bytes, binary_later);
+
+    // Pass 1: plan.
+    let mut maker = RowMaker::new(
+        seed,
+        later_seed.map(|s| LaterRows { seed: s }),
+        opts.part_bytes,
+    );
+    let mut buf = Vec::new();
+    let mut packer = RowPacker::new(opts.part_bytes);
+    let mut part_count = 0u64;
+    let mut summaries = Vec::with_capacity(tables.len());
+    for t in &tables {
+        packer.end_table();
+        let s = walk(t, opts.later, &mut maker, &mut buf, |item, _| {
+            if packer.admit(item.len())? {
+                part_count += 1;
+            }
+            Ok(())
+        })?;
+        summaries.push(s);
+    }
+    for b in objects.iter_mut().chain(payloads.iter_mut()) {
+        b.sha256 = binary::digest(b);
+        part_count += chunk_count(b.size, b.chunk_cap(opts.part_bytes));
+    }
+
+    // The manifest.
+    let mut rng = Rng::new(derive(seed, 0x3A41F));
+    let mut exported_ms = 1_577_836_800_000 + rng.below(189_216_000_000);
+    let mut epoch = rng.below(1000);
+    if let Some(l) = opts.later {
+        exported_ms += 86_400_000 + Rng::new(l.seed).below(1_000_000_000);
+        epoch += 1;
+    }
+    let mut m = Object::new();
+    m.insert("kind", Value::from("manifest"));
+    m.insert("format", Value::from(FORMAT));
+    m.insert("version", Value::from(VERSION));
+    m.insert("product", Value::from(opts.product.clone()));
+    m.insert("exportedAt", Value::from(iso_time(exported_ms)));
+    m.insert(
+        "sourceIdentity",
+        Value::from(format!("src-{:016x}", derive(seed, 0x1D))),
+    );
+    m.insert(
+        "schema",
+        Value::from(schema_identity(
+            tables
+                .iter()
+                .map(|t| (t.def.name.as_str(), t.def.sql.as_str())),
+        )),
+    );
+    m.insert(
+        "tables",
+        Value::Array(
+            tables
+                .iter()
+                .zip(&summaries)
+                .map(|(t, s)| schema::table_value(&t.def, s.rows))
+                .collect(),
+        ),
+    );
+    m.insert(
+        "objects",
+        Value::Array(objects.iter().map(binary::manifest_value).collect()),
+    );
+    m.insert(
+        "payloads",
+        Value::Array(payloads.iter().map(binary::manifest_value).collect()),
+    );
+    let excluded: Vec<Value<'static>> = if opts.excluded_tables {
+        ["_cf_KV", "d1_migrations", "sqlite_sequence"]
+            .iter()
+            .map(|s| Value::from(*s))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    m.insert("excludedTables", Value::Array(excluded));
+    let mut excluded_columns = Object::new();
+    for t in &tables {
+        if !t.def.excluded_names.is_empty() {
+            excluded_columns.insert(
+                t.def.name.clone(),
+                Value::Array(
+                    t.def
+                        .excluded_names
+                        .iter()
+                        .map(|n| Value::from(n.clone()))
+                        .collect(),
+                ),
+            );
+        }
+    }
+    m.insert("excludedColumns", Value::Object(excluded_columns));
+    m.insert(
+        "requiredConfiguration",
+        Value::Array(
+            ["MAIL_FROM", "AUTH_SECRET", "R2_PUBLIC_URL"]
+                .iter()
+                .map(|s| Value::from(*s))
+                .collect(),
+        ),
+    );
+    m.insert("partCount", Value::from(part_count as i64));
+    m.insert("epoch", Value::from(epoch as i64));
+    m.insert("journal", journal(seed, opts.later, exported_ms));
+    if opts.migrations {
+        m.insert("migrations", migrations());
+    }
+
+    // Pass 2: write.
+    let mut content = ContentHasher::new(&content_header_digest(&m));
+    let mut archive = ArchiveHasher::new();
+    let mut bytes = 0u64;
+    let mut line = ndarc_json::to_canonical_vec(&Value::Object(m));
+    archive.add_line(&line);
+    line.push(b'\n');
+    out.write_all(&line)?;
+    bytes += line.len() as u64;
+    drop(line);
+
+    let mut part = PartWriter::new(opts.part_bytes);
+    let mut packer = RowPacker::new(opts.part_bytes);
+    let mut maker = RowMaker::new(
+        seed,
+        later_seed.map(|s| LaterRows { seed: s }),
+        opts.part_bytes,
+    );
+    for t in &tables {
+        packer.end_table();
+        walk(t, opts.later, &mut maker, &mut buf, |item, made| {
+            if packer.admit(item.len())? {
+                bytes += part.finish(&mut archive, out)?;
+                part.begin();
+            }
+            part.push_item(item);
+            content.add_row_digest(&row_content_digest(
+                &item[made.row.clone()],
+                made.rowid,
+                &t.def.name_json,
+            ));
+            Ok(())
+        })?;
+    }
+    bytes += part.finish(&mut archive, out)?;
+    for b in objects.iter().chain(payloads.iter()) {
+        let cap = b.chunk_cap(opts.part_bytes);
+        let mut offset = 0;
+        loop {
+            let len = (b.size - offset).min(cap);
+            binary_part(b, offset, len, &mut buf, &mut part);
+            bytes += part.finish(&mut archive, out)?;
+            offset += len;
+            if offset >= b.size {
+                break;
+            }
+        }
+    }
+    debug_assert_eq!(part.count(), part_count);
+
+    let content_hash = content.finish();
+    let archive_hash = archive.finish();
+    let mut closing = Object::new();
+    closing.insert("kind", Value::from("closing"));
+    closing.insert("partCount", Value::from(part_count as i64));
+    closing.insert("contentHash", Value::from(content_hash.clone()));
+    closing.insert("archiveHash", Value::from(archive_hash.clone()));
+    let mut line = ndarc_json::to_canonical_vec(&Value::Object(closing));
+    line.push(b'\n');
+    out.write_all(&line)?;
+    bytes += line.len() as u64;
+
+    Ok(Summary {
+        bytes,
+        lines: part_count + 2,
+        part_count,
+        content_hash,
+        archive_hash,
+        tables: summaries,
+        objects: object_delta.into(),
+        payloads: payload_delta.into(),
+    })
+}
+
+/// [`generate`] into a vector.
+pub fn generate_vec(opts: &GenOptions) -> io::Result<(Vec<u8>, Summary)> {
+    let mut out = Vec::new();
+    let s = generate(opts, &mut out)?;
+    Ok((out, s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_times() {
+        assert_eq!(iso_time(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso_time(1_577_836_800_000), "2020-01-01T00:00:00.000Z");
+        assert_eq!(iso_time(1_709_251_199_999), "2024-02-29T23:59:59.999Z");
+        assert_eq!(iso_time(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
+}
