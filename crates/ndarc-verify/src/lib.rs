@@ -81,7 +81,7 @@ impl std::fmt::Debug for Options {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Reading the input failed.
-    #[error("{path}: {source}")]
+    #[error("cannot read {path}: {}", describe(source))]
     Io {
         /// What was being read.
         path: String,
@@ -95,6 +95,14 @@ pub enum Error {
     /// The thread pool could not start.
     #[error("could not start worker threads: {0}")]
     Threads(String),
+}
+
+fn describe(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(at) => s[..at].to_lowercase(),
+        None => s,
+    }
 }
 
 /// What a verification found.

@@ -28,6 +28,8 @@ Exit status:
   2  could not run: a usage error, a file that cannot be read or written
 
 Examples:
+  ndarc verify export.ndjson
+  ndarc inspect export.ndjson
   ndarc canon export.ndjson -o export.canon.ndjson
   ndarc canon --check export.ndjson
   ndarc help canon"
@@ -47,12 +49,16 @@ enum Command {
     // Help texts come from each command's `Args` (`about`, `long_about`,
     // `after_help`).
     Canon(cmd::canon::Args),
+    Verify(cmd::verify::Args),
+    Inspect(cmd::inspect::Args),
 }
 
 /// Runs the chosen command.
 fn run(command: Command, ctx: &Context) -> CmdResult {
     match command {
         Command::Canon(args) => cmd::canon::run(args, ctx),
+        Command::Verify(args) => cmd::verify::run(args, ctx),
+        Command::Inspect(args) => cmd::inspect::run(args, ctx),
     }
 }
 

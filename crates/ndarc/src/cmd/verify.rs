@@ -1,0 +1,324 @@
+//! `ndarc verify`: check every rule of SPEC.md.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ndarc_verify::{Options, Report, Severity};
+
+use crate::exit::{CmdResult, Failure, Status};
+use crate::io::{is_stdio, AtomicFile};
+use crate::term::{self, paint, Style};
+use crate::Context;
+
+/// Output formats of `verify`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// `FILE:LINE:OFFSET: CODE: message` per finding, then a summary.
+    #[default]
+    Human,
+    /// One JSON document on stdout.
+    Json,
+    /// GitHub Actions workflow commands (`::error file=…,line=…,title=CODE::message`).
+    Github,
+}
+
+/// Arguments of `ndarc verify`.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Check archives against every rule of SPEC.md",
+    long_about = "Check archives against every rule of SPEC.md: framing, canonical JSON, the manifest, \
+every part and item, row keys, object and payload bytes, and both closing hashes. \
+Part lines are checked in parallel; memory stays flat however large the archive.",
+    after_help = "\
+Exit status: 0 every archive is valid, 1 findings (with --strict, warnings too), 2 could not run.
+
+Examples:
+  ndarc verify export.ndjson
+  ndarc verify --receipt export.receipt.json export.ndjson
+  curl -s https://example.invalid/export | ndarc verify -
+  ndarc verify --format github exports/*.ndjson      # annotations in GitHub Actions
+  ndarc verify --format json --max-errors 1000 a.ndjson > findings.json"
+)]
+pub struct Args {
+    /// Archives to verify (`-` for standard input).
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+    /// Write the receipt of a valid archive to FILE (one archive only).
+    #[arg(long, value_name = "FILE")]
+    receipt: Option<PathBuf>,
+    /// Overwrite an existing receipt.
+    #[arg(long)]
+    force: bool,
+    /// Fail on warnings too.
+    #[arg(long)]
+    strict: bool,
+    /// Worker threads (default: one per core).
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 0)]
+    jobs: usize,
+    /// Findings reported at most per archive; verification stops after this many errors.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    max_errors: usize,
+    /// Longest part or closing line in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = ndarc_format::MAX_PART_LINE)]
+    max_line_bytes: usize,
+    /// Longest manifest line in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = ndarc_format::MAX_MANIFEST_LINE)]
+    max_manifest_bytes: usize,
+    /// Also accept this `format` identifier (repeatable).
+    #[arg(long, value_name = "NAME")]
+    accept_format: Vec<String>,
+    /// Print nothing; only the exit status tells.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// Runs `ndarc verify`.
+pub fn run(args: Args, ctx: &Context) -> CmdResult {
+    if args.receipt.is_some() && args.files.len() != 1 {
+        return Err(Failure::new("--receipt takes exactly one archive"));
+    }
+    let stdin_count = args.files.iter().filter(|p| is_stdio(p)).count();
+    if stdin_count > 1 {
+        return Err(Failure::new("standard input (-) can be verified only once"));
+    }
+    let mut options = Options {
+        max_errors: args.max_errors.max(1),
+        jobs: args.jobs,
+        max_line: args.max_line_bytes,
+        max_manifest_line: args.max_manifest_bytes,
+        ..Options::default()
+    };
+    options.formats.extend(args.accept_format.iter().cloned());
+    let show_progress = !args.quiet && std::io::stderr().is_terminal();
+    let mut all_valid = true;
+    let mut could_not_run = 0usize;
+    let mut json_files = Vec::new();
+    for path in &args.files {
+        let name = if is_stdio(path) {
+            "<stdin>".to_string()
+        } else {
+            path.display().to_string()
+        };
+        let mut opts = options.clone();
+        if show_progress {
+            opts.progress = Some(progress_bar(name.clone()));
+        }
+        let result = if is_stdio(path) {
+            ndarc_verify::verify_reader(std::io::stdin(), &opts)
+        } else {
+            ndarc_verify::verify_path(path, &opts)
+        };
+        if show_progress {
+            eprint!("\r\x1b[2K");
+        }
+        let report = match result {
+            Ok(r) => r,
+            Err(e) => {
+                if !args.quiet {
+                    term::error(ctx.colour, &e.to_string());
+                }
+                could_not_run += 1;
+                if args.format == Format::Json {
+                    json_files.push(serde_json::json!({"file": name, "error": e.to_string()}));
+                }
+                continue;
+            }
+        };
+        let valid = report.is_valid(args.strict);
+        all_valid &= valid;
+        if !args.quiet {
+            match args.format {
+                Format::Human => human(&name, &report, valid, ctx),
+                Format::Github => github(&name, &report),
+                Format::Json => json_files.push(json(&name, &report, valid)),
+            }
+        }
+        if let Some(dest) = &args.receipt {
+            if let Some(receipt) = report.receipt().filter(|_| valid) {
+                let mut f = AtomicFile::create(dest, args.force)?;
+                f.write_all(&receipt.to_canonical_line())
+                    .map_err(|e| Failure::path("cannot write", dest, &e))?;
+                f.commit()?;
+            } else if !args.quiet && args.format == Format::Human {
+                eprintln!("no receipt written: {name} is not valid");
+            }
+        }
+    }
+    if args.format == Format::Json && !args.quiet {
+        let doc =
+            serde_json::json!({"valid": all_valid && could_not_run == 0, "files": json_files});
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, &doc)
+            .map_err(|e| Failure::new(format!("cannot write output: {e}")))?;
+        writeln!(out).map_err(|e| Failure::io("cannot write output", &e))?;
+    }
+    if could_not_run > 0 {
+        return Err(Failure::new(format!(
+            "{could_not_run} of {} inputs could not be verified",
+            args.files.len()
+        )));
+    }
+    Ok(if all_valid {
+        Status::Success
+    } else {
+        Status::Findings
+    })
+}
+
+fn progress_bar(name: String) -> Arc<dyn Fn(u64, Option<u64>) + Send + Sync> {
+    let started = std::time::Instant::now();
+    Arc::new(move |done, total| {
+        let secs = started.elapsed().as_secs_f64().max(1e-3);
+        let rate = done as f64 / secs / 1e6;
+        match total {
+            Some(t) if t > 64 << 20 => {
+                let pct = done as f64 * 100.0 / t as f64;
+                let width = 30usize;
+                let filled = ((pct / 100.0) * width as f64) as usize;
+                eprint!(
+                    "\r\x1b[2K{name} [{}{}] {pct:5.1}% {rate:.0} MB/s",
+                    "#".repeat(filled.min(width)),
+                    " ".repeat(width - filled.min(width))
+                );
+            }
+            None if done > 64 << 20 => eprint!("\r\x1b[2K{name} {} MB {rate:.0} MB/s", done >> 20),
+            _ => {}
+        }
+    })
+}
+
+fn human(name: &str, r: &Report, valid: bool, ctx: &Context) {
+    let colour = ctx.colour.stdout;
+    let mut out = String::new();
+    for f in &r.findings {
+        let loc = format!("{name}:{}:{}:", f.line, f.offset);
+        let style = if f.severity == Severity::Error {
+            Style::Error
+        } else {
+            Style::Warning
+        };
+        out.push_str(&format!(
+            "{} {}{}: {}{}\n",
+            paint(colour, Style::Location, &loc),
+            if f.severity == Severity::Warning {
+                "warning: "
+            } else {
+                ""
+            },
+            paint(colour, style, f.code.as_str()),
+            term::one_line(&f.message),
+            if f.pointer.is_empty() {
+                String::new()
+            } else {
+                format!(" (at {})", f.pointer)
+            }
+        ));
+    }
+    let shown = r.findings.len() as u64;
+    let total = r.errors + r.warnings;
+    if total > shown {
+        out.push_str(&format!(
+            "{name}: … and {} more findings (raise --max-errors to see them)\n",
+            total - shown
+        ));
+    }
+    let verdict = if valid {
+        paint(colour, Style::Good, "valid")
+    } else {
+        paint(colour, Style::Error, "INVALID")
+    };
+    let secs = r.elapsed.as_secs_f64();
+    let mbs = if secs > 0.0 {
+        r.bytes as f64 / secs / 1e6
+    } else {
+        0.0
+    };
+    out.push_str(&format!(
+        "{name}: {verdict}: {} errors, {} warnings{}; {} bytes, {} lines, {} parts",
+        r.errors,
+        r.warnings,
+        if r.stopped { " (stopped early)" } else { "" },
+        r.bytes,
+        r.lines,
+        r.parts
+    ));
+    if let Some(m) = &r.manifest {
+        let rows: u64 = m.tables.iter().map(|t| t.count).sum();
+        out.push_str(&format!(
+            ", {} tables, {rows} rows, {} objects, {} payloads",
+            m.tables.len(),
+            m.objects.len(),
+            m.payloads.len()
+        ));
+    }
+    out.push_str(&format!(" in {secs:.2}s ({mbs:.0} MB/s)\n"));
+    if let (Some(c), Some(a)) = (&r.content_hash, &r.archive_hash) {
+        out.push_str(&format!(
+            "{name}: contentHash {c}\n{name}: archiveHash {a}\n"
+        ));
+    }
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+}
+
+fn github_escape(s: &str, property: bool) -> String {
+    let mut out = s
+        .replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A");
+    if property {
+        out = out.replace(':', "%3A").replace(',', "%2C");
+    }
+    out
+}
+
+fn github(name: &str, r: &Report) {
+    let mut out = String::new();
+    for f in &r.findings {
+        let kind = if f.severity == Severity::Error {
+            "error"
+        } else {
+            "warning"
+        };
+        out.push_str(&format!(
+            "::{kind} file={},line={},title={}::{}{}\n",
+            github_escape(name, true),
+            f.line.max(1),
+            github_escape(f.code.as_str(), true),
+            github_escape(&f.message, false),
+            if f.pointer.is_empty() {
+                String::new()
+            } else {
+                github_escape(&format!(" (byte {}, at {})", f.offset, f.pointer), false)
+            }
+        ));
+    }
+    if r.errors + r.warnings > r.findings.len() as u64 {
+        out.push_str(&format!(
+            "::error file={}::{} more findings not shown\n",
+            github_escape(name, true),
+            r.errors + r.warnings - r.findings.len() as u64
+        ));
+    }
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+}
+
+fn json(name: &str, r: &Report, valid: bool) -> serde_json::Value {
+    serde_json::json!({
+        "file": name,
+        "valid": valid,
+        "errors": r.errors,
+        "warnings": r.warnings,
+        "stopped": r.stopped,
+        "findings": r.findings,
+        "bytes": r.bytes,
+        "lines": r.lines,
+        "parts": r.parts,
+        "contentHash": r.content_hash,
+        "archiveHash": r.archive_hash,
+        "elapsedSeconds": r.elapsed.as_secs_f64(),
+    })
+}
