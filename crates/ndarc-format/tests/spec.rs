@@ -10,7 +10,10 @@ fn spec_table_lists_every_code_with_its_severity() {
         .lines()
         .filter_map(|l| {
             let cells: Vec<&str> = l.split('|').map(str::trim).collect();
-            if cells.len() == 5 && cells[1].starts_with('`') && (cells[2] == "error" || cells[2] == "warning") {
+            if cells.len() == 5
+                && cells[1].starts_with('`')
+                && (cells[2] == "error" || cells[2] == "warning")
+            {
                 Some((cells[1].trim_matches('`').to_string(), cells[2].to_string()))
             } else {
                 None
@@ -21,14 +24,20 @@ fn spec_table_lists_every_code_with_its_severity() {
         .iter()
         .map(|c| (c.as_str().to_string(), c.severity().as_str().to_string()))
         .collect();
-    assert_eq!(table, expected, "SPEC.md §9 must list Code::ALL in order with severities");
+    assert_eq!(
+        table, expected,
+        "SPEC.md §9 must list Code::ALL in order with severities"
+    );
     // Every code SPEC names in parentheses is a real code.
     let mut named = 0;
     for part in spec.split("`(").skip(1) {
         let name = part.split(')').next().unwrap_or_default();
         named += 1;
         if name.contains('_') && name.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
-            assert!(Code::from_name(name).is_some(), "SPEC.md names unknown code {name}");
+            assert!(
+                Code::from_name(name).is_some(),
+                "SPEC.md names unknown code {name}"
+            );
         }
     }
     assert!(named > 50, "the rules name their codes as `(code)`");
