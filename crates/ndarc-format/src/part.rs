@@ -581,7 +581,7 @@ fn check_rows(
         if let Some(row) = row {
             check_cells(tp, tname, row, &join(&p, "row"), r);
             canon.clear();
-            ndarc_json::write_canonical(&Value::Object(row.clone()), &mut canon);
+            ndarc_json::write_canonical_object(row, &mut canon);
             part.row_digests
                 .push(hash::row_content_digest(&canon, rowid, &tp.name_json));
         } else {

@@ -37,7 +37,9 @@ pub use locate::locate;
 pub use parse::{
     check_canonical, check_canonical_with, parse, parse_with, ParseOptions, Parsed, MAX_DEPTH,
 };
-pub use ser::{to_canonical_string, to_canonical_vec, write_canonical, write_string};
+pub use ser::{
+    to_canonical_string, to_canonical_vec, write_canonical, write_canonical_object, write_string,
+};
 pub use value::{cmp_utf16, safe_integer, Object, OwnedValue, Value, MAX_SAFE_INTEGER};
 
 /// Appends the canonical form of the JSON text `input` to `out`. Returns

@@ -21,7 +21,15 @@ pub fn write_canonical(v: &Value<'_>, out: &mut Vec<u8>) {
             }
             out.push(b']');
         }
-        Value::Object(o) => {
+        Value::Object(o) => write_canonical_object(o, out),
+    }
+}
+
+/// Appends the canonical form of an object to `out` (as
+/// [`write_canonical`] of `Value::Object`, without building that value).
+pub fn write_canonical_object(o: &crate::value::Object<'_>, out: &mut Vec<u8>) {
+    {
+        {
             out.push(b'{');
             let in_order = o
                 .keys()
