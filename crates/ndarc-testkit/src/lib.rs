@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 
 mod binary;
+mod corpus;
 mod error;
 mod gen;
 mod pack;
@@ -22,8 +23,10 @@ mod reseal;
 mod rng;
 mod rows;
 mod schema;
+mod strategy;
 
 pub use binary::{chunk_cap, chunk_count};
+pub use corpus::{corpus_options, corpus_valid};
 pub use error::Error;
 pub use gen::{
     generate, generate_vec, BinaryDelta, GenOptions, Later, Rows, Summary, TableSummary,
@@ -33,3 +36,4 @@ pub use repart::repartition;
 pub use reseal::{reseal, reseal_with, ResealOptions};
 pub use rng::{derive, mix, Rng};
 pub use schema::{TableKind, TEMPLATES};
+pub use strategy::{arb_later, arb_options};

@@ -9,7 +9,7 @@ use ndarc_format::Affinity;
 use ndarc_json::{number, write_string, MAX_SAFE_INTEGER};
 
 use crate::rng::{derive, derive_all, mix, Rng};
-use crate::schema::{CellKind, ColDef, Family, KeyPart, TableDef};
+use crate::schema::{CellKind, ColDef, KeyPart, TableDef};
 
 /// One cell; text and blob bytes live in the [`Scratch`] arenas.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -387,11 +387,11 @@ fn cell(col: &ColDef, rng: &mut Rng, slot: u64, mode: Mode, s: &mut Scratch) -> 
 /// A value different from `old` that fits the column.
 fn perturb(col: &ColDef, old: Cell, s: &mut Scratch) -> Cell {
     match old {
-        Cell::Null => match col.kind.family() {
-            Family::Int => Cell::Int(7),
-            Family::Number => Cell::Num(0.5),
-            Family::Text => s.text_cell(|t| t.push('∆')),
-            Family::Blob => {
+        Cell::Null => match col.affinity {
+            Affinity::Integer => Cell::Int(7),
+            Affinity::Number => Cell::Num(0.5),
+            Affinity::Text => s.text_cell(|t| t.push('∆')),
+            Affinity::Blob => {
                 s.bytes.push(1);
                 Cell::Blob(s.bytes.len() - 1, s.bytes.len())
             }

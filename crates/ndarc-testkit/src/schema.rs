@@ -125,32 +125,6 @@ pub(crate) enum CellKind {
     Any,
 }
 
-impl CellKind {
-    /// Whether cells are text (for choosing a stand-in value).
-    pub(crate) fn family(&self) -> Family {
-        match self {
-            CellKind::Key(KeyPart::Int { .. })
-            | CellKind::Int
-            | CellKind::SmallInt
-            | CellKind::Bool => Family::Int,
-            CellKind::Real | CellKind::Numeric | CellKind::Money | CellKind::EpochMs => {
-                Family::Number
-            }
-            CellKind::Blob | CellKind::Any => Family::Blob,
-            _ => Family::Text,
-        }
-    }
-}
-
-/// The value family of a column's cells.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Family {
-    Int,
-    Number,
-    Text,
-    Blob,
-}
-
 #[derive(Debug, Clone)]
 pub(crate) struct ColDef {
     pub name: String,
