@@ -44,8 +44,8 @@ impl Rng {
         self.next() % n
     }
 
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len() as u64) as usize]
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len() as u64) as usize]
     }
 
     fn chance(&mut self, percent: u64) -> bool {
@@ -157,9 +157,9 @@ fn object(members: Vec<(&str, Value<'static>)>) -> Value<'static> {
 
 /// One row record as the archive holds them.
 fn record(rng: &mut Rng, index: u64) -> Value<'static> {
-    let first = *rng.pick(FIRST);
-    let last = *rng.pick(LAST);
-    let tags: Vec<Value<'static>> = (0..rng.below(5)).map(|_| s(*rng.pick(WORDS))).collect();
+    let first = rng.pick(FIRST);
+    let last = rng.pick(LAST);
+    let tags: Vec<Value<'static>> = (0..rng.below(5)).map(|_| s(rng.pick(WORDS))).collect();
     let mut row = vec![
         ("id", n(index as f64 + 1.0)),
         ("name", s(format!("{first} {last}"))),
@@ -209,7 +209,7 @@ fn record(rng: &mut Rng, index: u64) -> Value<'static> {
                 ),
                 (
                     "city",
-                    s(*rng.pick(&["Zürich", "São Paulo", "Kraków", "東京", "Reykjavík"])),
+                    s(rng.pick(&["Zürich", "São Paulo", "Kraków", "東京", "Reykjavík"])),
                 ),
                 (
                     "geo",
@@ -232,7 +232,7 @@ fn record(rng: &mut Rng, index: u64) -> Value<'static> {
     }
     let mut rec = vec![
         ("kind", s("row")),
-        ("table", s(*rng.pick(TABLES))),
+        ("table", s(rng.pick(TABLES))),
         ("index", n(index as f64)),
         ("row", object(row)),
     ];
