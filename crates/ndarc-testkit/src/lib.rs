@@ -32,7 +32,7 @@ pub use gen::{
     generate, generate_vec, BinaryDelta, GenOptions, Later, Rows, Summary, TableSummary,
 };
 pub use pack::{RowPacker, PART_OVERHEAD};
-pub use repart::repartition;
+pub use repart::{repartition, repartition_file};
 pub use reseal::{reseal, reseal_with, ResealOptions};
 pub use rng::{derive, mix, Rng};
 pub use schema::{TableKind, TEMPLATES};

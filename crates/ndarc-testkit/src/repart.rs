@@ -1,6 +1,8 @@
 //! Re-packing an archive into parts of another size.
 
-use std::io::Write;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 
 use ndarc_format::catalogue::{content_header_digest, decode_base64_into, decoded_len};
 use ndarc_format::hash::sha256;
@@ -81,23 +83,78 @@ fn classify<'v, 'a>(item: &'v Value<'a>, line: u64) -> Result<Item<'v, 'a>, Erro
     }
 }
 
-/// Calls `f` for every item of the part lines, in order.
-fn for_each_item<'a>(
-    parts: &[&'a [u8]],
-    mut f: impl FnMut(Item<'_, 'a>, u64) -> Result<(), Error>,
-) -> Result<(), Error> {
-    for (i, raw) in parts.iter().enumerate() {
-        let n = i + 1;
+/// Where the archive's lines come from; read once per pass.
+#[derive(Debug, Clone, Copy)]
+enum Source<'a> {
+    Slice(&'a [u8]),
+    File(&'a Path),
+}
+
+impl Source<'_> {
+    /// Calls `f` with each line (0-based number, bytes without LF).
+    fn each_line(&self, mut f: impl FnMut(usize, &[u8]) -> Result<(), Error>) -> Result<(), Error> {
+        match self {
+            Source::Slice(input) => {
+                let (raw, _) = lines(input);
+                for (n, l) in raw.into_iter().enumerate() {
+                    f(n, l)?;
+                }
+            }
+            Source::File(path) => {
+                let file = File::open(path)?;
+                let mut r = BufReader::with_capacity(1 << 20, file);
+                let mut buf = Vec::new();
+                let mut n = 0;
+                loop {
+                    buf.clear();
+                    if r.read_until(b'\n', &mut buf)? == 0 {
+                        break;
+                    }
+                    if buf.last() == Some(&b'\n') {
+                        buf.pop();
+                    }
+                    f(n, &buf)?;
+                    n += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Calls `f` for every item of the part lines, in order: every line after
+/// the first except the closing line.
+/// `first` gets the first line. Returns whether the last line was a
+/// closing line.
+fn for_each_item(
+    src: Source<'_>,
+    mut first: impl FnMut(&[u8]) -> Result<(), Error>,
+    mut f: impl FnMut(Item<'_, '_>, u64) -> Result<(), Error>,
+) -> Result<bool, Error> {
+    let mut closed = false;
+    src.each_line(|n, raw| {
+        if n == 0 {
+            return first(raw);
+        }
+        let line = n as u64 + 1;
+        if closed {
+            return Err(Error::archive(line, "a line after the closing line"));
+        }
         let v = parse_line(raw, n)?;
+        if v.get("kind").and_then(Value::as_str) == Some("closing") {
+            closed = true;
+            return Ok(());
+        }
         let items = v
             .get("items")
             .and_then(Value::as_array)
-            .ok_or_else(|| Error::archive(n as u64 + 1, "a part line has no items"))?;
+            .ok_or_else(|| Error::archive(line, "a part line has no items"))?;
         for item in items {
-            f(classify(item, n as u64 + 1)?, n as u64 + 1)?;
+            f(classify(item, line)?, line)?;
         }
-    }
-    Ok(())
+        Ok(())
+    })?;
+    Ok(closed)
 }
 
 fn row_table<'v>(row: &'v Object<'_>, line: u64) -> Result<&'v str, Error> {
@@ -125,31 +182,45 @@ pub fn repartition(
     part_bytes: usize,
     out: &mut impl Write,
 ) -> Result<Summary, Error> {
+    repartition_from(Source::Slice(input), part_bytes, out)
+}
+
+/// [`repartition`] of the archive in the file at `path`, read twice with
+/// bounded memory (one line at a time) instead of mapped.
+pub fn repartition_file(
+    path: &Path,
+    part_bytes: usize,
+    out: &mut impl Write,
+) -> Result<Summary, Error> {
+    repartition_from(Source::File(path), part_bytes, out)
+}
+
+fn repartition_from(
+    src: Source<'_>,
+    part_bytes: usize,
+    out: &mut impl Write,
+) -> Result<Summary, Error> {
     if !(1024..=MAX_PART_LINE).contains(&part_bytes) {
         return Err(Error::archive(
             0,
             format!("part_bytes must be 1024 ..= {MAX_PART_LINE}, not {part_bytes}"),
         ));
     }
-    let (raw, _) = lines(input);
-    if raw.len() < 2 {
-        return Err(Error::archive(
-            0,
-            "an archive has a manifest and a closing line",
-        ));
-    }
-    let Value::Object(mut manifest) = parse_line(raw[0], 0)? else {
-        return Err(Error::archive(1, "the manifest is not an object"));
-    };
-    let parts = &raw[1..raw.len() - 1];
-
     // Pass 1: count the new parts.
     let mut packer = RowPacker::new(part_bytes);
     let mut part_count = 0u64;
     let mut last_table: Option<String> = None;
     let mut current: Option<(Entry, u64)> = None;
     let mut item_buf = Vec::new();
-    for_each_item(parts, |item, line| {
+    let mut manifest: Option<Object<'static>> = None;
+    let first = |raw: &[u8]| match parse_line(raw, 0)? {
+        Value::Object(o) => {
+            manifest = Some(o.into_owned());
+            Ok(())
+        }
+        _ => Err(Error::archive(1, "the manifest is not an object")),
+    };
+    let closed = for_each_item(src, first, |item, line| {
         match item {
             Item::Row(o) => {
                 let table = row_table(o, line)?;
@@ -187,6 +258,12 @@ pub fn repartition(
     })?;
     if let Some((e, total)) = current.take() {
         part_count += chunk_count(total, e.cap(part_bytes));
+    }
+    let Some(mut manifest) = manifest else {
+        return Err(Error::archive(0, "the archive is empty"));
+    };
+    if !closed {
+        return Err(Error::archive(0, "the archive has no closing line"));
     }
 
     // Pass 2: write.
@@ -263,69 +340,74 @@ pub fn repartition(
         Ok(written)
     };
     let out: &mut dyn Write = out;
-    for_each_item(parts, |item, line| {
-        match item {
-            Item::Row(o) => {
-                let table = row_table(o, line)?;
-                if last_table.as_deref() != Some(table) {
-                    packer.end_table();
-                    last_table = Some(table.to_string());
-                    tables.push(TableSummary {
-                        name: table.to_string(),
-                        rows: 0,
-                        changed: 0,
-                        added: 0,
-                        removed: 0,
-                    });
-                }
-                if let Some(t) = tables.last_mut() {
-                    t.rows += 1;
-                }
-                item_buf.clear();
-                let item = Value::Object(o.clone());
-                ndarc_json::write_canonical(&item, &mut item_buf);
-                if packer
-                    .admit(item_buf.len())
-                    .map_err(|e| Error::archive(line, e.to_string()))?
-                {
-                    bytes += part.finish(&mut archive, &mut *out)?;
-                    part.begin();
-                }
-                part.push_item(&item_buf);
-                let mut r = Object::new();
-                for member in ["row", "rowid", "table"] {
-                    if let Some(v) = o.get(member) {
-                        r.insert(member, v.clone());
+    for_each_item(
+        src,
+        |_| Ok(()),
+        |item, line| {
+            match item {
+                Item::Row(o) => {
+                    let table = row_table(o, line)?;
+                    if last_table.as_deref() != Some(table) {
+                        packer.end_table();
+                        last_table = Some(table.to_string());
+                        tables.push(TableSummary {
+                            name: table.to_string(),
+                            rows: 0,
+                            changed: 0,
+                            added: 0,
+                            removed: 0,
+                        });
                     }
+                    if let Some(t) = tables.last_mut() {
+                        t.rows += 1;
+                    }
+                    item_buf.clear();
+                    let item = Value::Object(o.clone());
+                    ndarc_json::write_canonical(&item, &mut item_buf);
+                    if packer
+                        .admit(item_buf.len())
+                        .map_err(|e| Error::archive(line, e.to_string()))?
+                    {
+                        bytes += part.finish(&mut archive, &mut *out)?;
+                        part.begin();
+                    }
+                    part.push_item(&item_buf);
+                    let mut r = Object::new();
+                    for member in ["row", "rowid", "table"] {
+                        if let Some(v) = o.get(member) {
+                            r.insert(member, v.clone());
+                        }
+                    }
+                    content
+                        .add_row_digest(&sha256(&ndarc_json::to_canonical_vec(&Value::Object(r))));
                 }
-                content.add_row_digest(&sha256(&ndarc_json::to_canonical_vec(&Value::Object(r))));
+                Item::Chunk {
+                    entry,
+                    offset,
+                    data,
+                } => {
+                    bytes += part.finish(&mut archive, &mut *out)?;
+                    let same = matches!(&pending, Some((e, _, _)) if *e == entry) && offset != 0;
+                    if !same {
+                        bytes += drain(&mut pending, true, &mut part, &mut archive, &mut *out)?;
+                        pending = Some((entry, 0, Vec::new()));
+                    }
+                    decoded.clear();
+                    if !decode_base64_into(data, &mut decoded) {
+                        return Err(Error::archive(
+                            line,
+                            "a chunk's data is not canonical base64",
+                        ));
+                    }
+                    if let Some((_, _, buf)) = pending.as_mut() {
+                        buf.extend_from_slice(&decoded);
+                    }
+                    bytes += drain(&mut pending, false, &mut part, &mut archive, &mut *out)?;
+                }
             }
-            Item::Chunk {
-                entry,
-                offset,
-                data,
-            } => {
-                bytes += part.finish(&mut archive, &mut *out)?;
-                let same = matches!(&pending, Some((e, _, _)) if *e == entry) && offset != 0;
-                if !same {
-                    bytes += drain(&mut pending, true, &mut part, &mut archive, &mut *out)?;
-                    pending = Some((entry, 0, Vec::new()));
-                }
-                decoded.clear();
-                if !decode_base64_into(data, &mut decoded) {
-                    return Err(Error::archive(
-                        line,
-                        "a chunk's data is not canonical base64",
-                    ));
-                }
-                if let Some((_, _, buf)) = pending.as_mut() {
-                    buf.extend_from_slice(&decoded);
-                }
-                bytes += drain(&mut pending, false, &mut part, &mut archive, &mut *out)?;
-            }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     bytes += part.finish(&mut archive, &mut *out)?;
     bytes += drain(&mut pending, true, &mut part, &mut archive, &mut *out)?;
     if part.count() != part_count {

@@ -253,6 +253,29 @@ fn repartition_keeps_content_and_changes_only_part_count() {
 }
 
 #[test]
+fn repartition_file_reads_twice_and_agrees() {
+    let o = GenOptions::small(17);
+    let (bytes, _) = generate_vec(&o).unwrap();
+    let path = std::env::temp_dir().join(format!(
+        "ndarc-testkit-repart-{}.ndjson",
+        std::process::id()
+    ));
+    std::fs::write(&path, &bytes).unwrap();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let ra = repartition(&bytes, 9000, &mut a).unwrap();
+    let rb = ndarc_testkit::repartition_file(&path, 9000, &mut b).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(ra, rb);
+    // No closing line, or a line after it: errors.
+    let ls = owned_lines(&bytes);
+    assert!(repartition(&join(&ls[..ls.len() - 1]), 2048, &mut Vec::new()).is_err());
+    let mut extra = ls.clone();
+    extra.push(ls[1].clone());
+    assert!(repartition(&join(&extra), 2048, &mut Vec::new()).is_err());
+}
+
+#[test]
 fn repartition_equals_generating_with_that_part_size() {
     // Rows small enough never to be compacted, so the content is the same
     // at any part size, and so are the bytes.
