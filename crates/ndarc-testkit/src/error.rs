@@ -17,7 +17,7 @@ pub enum Error {
     },
     /// The archive's structure does not allow the operation (no manifest,
     /// no closing line, a row too large for the new part size …).
-    #[error("line {line}: {message}")]
+    #[error("{}", at_line(*line, message))]
     Archive {
         /// 1-based line number (0 when it concerns no single line).
         line: u64,
@@ -27,6 +27,14 @@ pub enum Error {
     /// Writing the output failed.
     #[error(transparent)]
     Io(#[from] io::Error),
+}
+
+fn at_line(line: u64, message: &str) -> String {
+    if line == 0 {
+        message.to_string()
+    } else {
+        format!("line {line}: {message}")
+    }
 }
 
 impl Error {

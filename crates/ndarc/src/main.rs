@@ -51,6 +51,8 @@ enum Command {
     Canon(cmd::canon::Args),
     Verify(cmd::verify::Args),
     Inspect(cmd::inspect::Args),
+    Gen(cmd::gen::Args),
+    Repart(cmd::repart::Args),
 }
 
 /// Runs the chosen command.
@@ -59,6 +61,8 @@ fn run(command: Command, ctx: &Context) -> CmdResult {
         Command::Canon(args) => cmd::canon::run(args, ctx),
         Command::Verify(args) => cmd::verify::run(args, ctx),
         Command::Inspect(args) => cmd::inspect::run(args, ctx),
+        Command::Gen(args) => cmd::gen::run(args, ctx),
+        Command::Repart(args) => cmd::repart::run(args, ctx),
     }
 }
 
