@@ -13,6 +13,9 @@ use crate::rng::{derive, derive_all, Rng};
 use crate::rows::{push_base64, LaterRows, RowMaker, Variant};
 use crate::schema::{self, TableDef, TableKind, TEMPLATES};
 
+/// The most rows per table [`generate`] accepts.
+pub const MAX_ROWS: u64 = 1_000_000_000;
+
 /// How many rows each table gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rows {
@@ -149,10 +152,15 @@ impl GenOptions {
                 self.part_bytes
             ));
         }
-        if let Rows::Between(lo, hi) = self.rows {
-            if lo > hi {
-                return bad(format!("rows: {lo} > {hi}"));
-            }
+        let most = match self.rows {
+            Rows::Exactly(n) => n,
+            Rows::Between(lo, hi) if lo > hi => return bad(format!("rows: {lo} > {hi}")),
+            Rows::Between(_, hi) => hi,
+        };
+        if most > MAX_ROWS {
+            // Text keys have fixed-width numbers; beyond this they would
+            // outgrow their width and leave key order.
+            return bad(format!("at most {MAX_ROWS} rows per table, not {most}"));
         }
         if !is_name(&self.product) {
             return bad("product must be a name (1 to 512 characters, no C0 controls)".into());

@@ -9,6 +9,21 @@
 //! - [`repartition`]: re-pack an archive into parts of another size.
 //! - [`arb_options`]: proptest strategy for small archives.
 //! - [`corpus_valid`]: small, named example archives.
+//!
+//! Determinism: every row, cell, object byte and decision is a pure
+//! function of the seed and its coordinates, drawn from a hand-written
+//! SplitMix64 (see [`Rng`]), so the same seed and options give the same
+//! bytes on every platform, forever — not subject to a `rand` upgrade.
+//!
+//! ```
+//! let opts = ndarc_testkit::GenOptions::small(7);
+//! let (bytes, summary) = ndarc_testkit::generate_vec(&opts).unwrap();
+//! assert_eq!(summary.bytes as usize, bytes.len());
+//! let mut out = Vec::new();
+//! let r = ndarc_testkit::repartition(&bytes, 64 * 1024, &mut out).unwrap();
+//! assert_eq!(r.content_hash, summary.content_hash);
+//! assert_eq!(ndarc_testkit::reseal(&bytes).unwrap(), bytes);
+//! ```
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -29,7 +44,7 @@ pub use binary::{chunk_cap, chunk_count};
 pub use corpus::{corpus_options, corpus_valid};
 pub use error::Error;
 pub use gen::{
-    generate, generate_vec, BinaryDelta, GenOptions, Later, Rows, Summary, TableSummary,
+    generate, generate_vec, BinaryDelta, GenOptions, Later, Rows, Summary, TableSummary, MAX_ROWS,
 };
 pub use pack::{RowPacker, PART_OVERHEAD};
 pub use repart::{repartition, repartition_file};

@@ -90,6 +90,10 @@ fn bad_options_are_errors_not_panics() {
             ..GenOptions::small(0)
         },
         GenOptions {
+            rows: Rows::Exactly(ndarc_testkit::MAX_ROWS + 1),
+            ..GenOptions::small(0)
+        },
+        GenOptions {
             product: String::new(),
             ..GenOptions::small(0)
         },
