@@ -1,1 +1,315 @@
+//! Row-, cell-, schema- and object-level diff of two portability archives.
+//!
+//! [`diff`] reads both archives at once, each on its own thread through
+//! bounded buffers, verifying every line as it is read (the push verifier
+//! of `ndarc-verify`, plus the framing rules) unless
+//! [`Options::no_verify`]. Rows are matched by row key — the canonical JSON
+//! of the primary-key values in `pk` order (`[1,"a"]`), or the rowid (`7`),
+//! exactly as the producer's `diffArchives` keys them:
+//!
+//! - when a table's rows are in key order on both sides (the normal case)
+//!   the row diff is a streaming merge join holding a few parts, never a
+//!   whole table;
+//! - otherwise the rest of that table goes through an index per side of
+//!   (key hash, row digest, line offset), and only the rows that changed,
+//!   or are left over, are re-read by offset.
+//!
+//! Verified lines are canonical JSON, so cells are compared as bytes and
+//! parsed only when they differ. The result, a [`Diff`], has the members of
+//! `diffArchives`' result plus cell-level and schema detail; [`render`]
+//! writes it for people (`human`, `markdown`, `stat`) and for tools
+//! (`json`).
+//!
+//! ```
+//! use ndarc_diff::{diff, Options, Source};
+//! let a = ndarc_verify::doc_example_archive();
+//! let d = diff(Source::Bytes(a), Source::Bytes(a), &Options::default())?;
+//! assert!(d.equal && !d.has_differences());
+//! # Ok::<(), ndarc_diff::Error>(())
+//! ```
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod glob;
+mod key;
+mod manifest;
+mod model;
+pub mod render;
+mod rows;
+mod scan;
+mod side;
+mod source;
+
+use std::sync::mpsc::sync_channel;
+
+use ndarc_format::Finding;
+use ndarc_json::cmp_utf16;
+
+pub use glob::{ColumnGlob, Glob};
+pub use model::{
+    object_key, payload_key, ArchiveInfo, CellChange, ColumnChange, ColumnScope, Diff, EntryDiff,
+    ExcludedColumnsChange, Ignored, NameChanges, RowChange, SchemaDiff, Side, SqlDiff, TableDiff,
+    TableInfo, TableSchemaChange,
+};
+pub use source::Source;
+
+/// Options of a diff.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Tables to leave out, as globs (`audit_*`; `*` and `?`, ASCII case
+    /// ignored): their rows, schema and exclusions.
+    pub ignore_tables: Vec<String>,
+    /// Columns to leave out, as `TABLE.COLUMN` globs (`*.updated_at`):
+    /// their cells and their schema changes.
+    pub ignore_columns: Vec<String>,
+    /// Changed rows without cell detail.
+    pub keys_only: bool,
+    /// Do not verify the inputs (faster; the result says so). Lines that
+    /// are not canonical are still canonicalized before comparing.
+    pub no_verify: bool,
+    /// Diff archives of different products instead of refusing.
+    pub allow_product_mismatch: bool,
+    /// Verification limits and identifiers (`max_errors`, `max_line`,
+    /// `max_manifest_line`, `formats`); `jobs` and `progress` are not used.
+    pub verify: ndarc_verify::Options,
+}
+
+/// Why a diff could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An input could not be read.
+    #[error("{name}: {source}")]
+    Io {
+        /// Which input.
+        side: Side,
+        /// Its name.
+        name: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An input is not a valid archive.
+    #[error("{name}: not a valid archive ({errors} error{s}){first}", s = if *errors == 1 { "" } else { "s" }, first = findings.first().map_or(String::new(), |f| format!("; first at line {}, byte {}: {}: {}", f.line, f.offset, f.code, f.message)))]
+    Invalid {
+        /// Which input.
+        side: Side,
+        /// Its name.
+        name: String,
+        /// The first findings (errors and warnings), in file order.
+        findings: Vec<Finding>,
+        /// How many errors were found before reading stopped.
+        errors: u64,
+    },
+    /// An input read without verification cannot be read as an archive.
+    #[error("{name}:{line}: {message}")]
+    Malformed {
+        /// Which input.
+        side: Side,
+        /// Its name.
+        name: String,
+        /// The 1-based line (0 when unknown).
+        line: u64,
+        /// What is wrong.
+        message: String,
+    },
+    /// The archives are of different products.
+    #[error("the archives describe different products ({before:?} and {after:?}); allow a product mismatch to diff them anyway")]
+    ProductMismatch {
+        /// The first archive's product.
+        before: String,
+        /// The second archive's product.
+        after: String,
+    },
+    /// An ignore pattern is not usable.
+    #[error(
+        "--ignore-column {pattern:?}: expected TABLE.COLUMN (globs allowed, e.g. \"*.updated_at\")"
+    )]
+    Pattern {
+        /// The pattern.
+        pattern: String,
+    },
+    /// A worker thread could not start.
+    #[error("could not start a reader thread: {0}")]
+    Thread(std::io::Error),
+}
+
+/// The compiled ignore patterns.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Matcher {
+    tables: Vec<Glob>,
+    columns: Vec<ColumnGlob>,
+}
+
+impl Matcher {
+    fn new(o: &Options) -> Result<Matcher, Error> {
+        Ok(Matcher {
+            tables: o.ignore_tables.iter().map(|p| Glob::new(p)).collect(),
+            columns: o
+                .ignore_columns
+                .iter()
+                .map(|p| ColumnGlob::new(p).ok_or_else(|| Error::Pattern { pattern: p.clone() }))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+
+    pub(crate) fn table_ignored(&self, table: &str) -> bool {
+        self.tables.iter().any(|g| g.matches(table))
+    }
+
+    pub(crate) fn column_ignored(&self, table: &str, column: &str) -> bool {
+        self.columns.iter().any(|g| g.matches(table, column))
+    }
+
+    /// Whether an ignored column of the table was added, removed or
+    /// changed.
+    pub(crate) fn ignored_columns_differ(
+        &self,
+        a: &ndarc_format::manifest::Table,
+        b: &ndarc_format::manifest::Table,
+    ) -> bool {
+        let find = |t: &ndarc_format::manifest::Table, n: &str| {
+            t.columns.iter().find(|c| c.name == n).cloned()
+        };
+        a.columns
+            .iter()
+            .chain(&b.columns)
+            .filter(|c| self.column_ignored(&a.name, &c.name))
+            .any(|c| find(a, &c.name) != find(b, &c.name))
+    }
+}
+
+/// Diffs `before` against `after`, naming them by their paths (or
+/// `before`/`after`).
+pub fn diff(before: Source<'_>, after: Source<'_>, opts: &Options) -> Result<Diff, Error> {
+    let label = |s: &Source<'_>, default: &str| match s {
+        Source::Path(p) => p.display().to_string(),
+        _ => default.to_string(),
+    };
+    let (la, lb) = (label(&before, "before"), label(&after, "after"));
+    diff_labeled((&la, before), (&lb, after), opts)
+}
+
+fn open<'a>(side: Side, (name, src): (&str, Source<'a>)) -> Result<source::Input<'a>, Error> {
+    source::Input::open(src).map_err(|e| Error::Io {
+        side,
+        name: name.to_string(),
+        source: e,
+    })
+}
+
+/// Channel depth in parts per side: enough to keep both readers busy,
+/// small enough to bound memory (at most a few 16 MiB lines each).
+const CHANNEL_PARTS: usize = 4;
+
+/// [`diff`] with the names errors and output use for the inputs.
+pub fn diff_labeled(
+    before: (&str, Source<'_>),
+    after: (&str, Source<'_>),
+    opts: &Options,
+) -> Result<Diff, Error> {
+    let matcher = Matcher::new(opts)?;
+    let (na, nb) = (before.0.to_string(), after.0.to_string());
+    let ia = open(Side::Before, before)?;
+    let ib = open(Side::After, after)?;
+    std::thread::scope(|s| {
+        let (txa, rxa) = sync_channel(CHANNEL_PARTS);
+        let (txb, rxb) = sync_channel(CHANNEL_PARTS);
+        let (ia, ib, na2, nb2) = (&ia, &ib, &na, &nb);
+        std::thread::Builder::new()
+            .name("ndarc-diff-before".into())
+            .spawn_scoped(s, move || side::run(ia, Side::Before, na2, opts, txa))
+            .map_err(Error::Thread)?;
+        std::thread::Builder::new()
+            .name("ndarc-diff-after".into())
+            .spawn_scoped(s, move || side::run(ib, Side::After, nb2, opts, txb))
+            .map_err(Error::Thread)?;
+        let max_line = opts.verify.max_line;
+        let mut a = rows::Stream::new(rxa, Side::Before, &na, ia, opts.no_verify, max_line);
+        let mut b = rows::Stream::new(rxb, Side::After, &nb, ib, opts.no_verify, max_line);
+        // Dropping the streams on any return hangs up on the readers, which
+        // then stop.
+        merge(&mut a, &mut b, &na, &nb, &matcher, opts)
+    })
+}
+
+fn merge(
+    a: &mut rows::Stream<'_, '_>,
+    b: &mut rows::Stream<'_, '_>,
+    na: &str,
+    nb: &str,
+    matcher: &Matcher,
+    opts: &Options,
+) -> Result<Diff, Error> {
+    let ma = a.manifest()?;
+    let mb = b.manifest()?;
+    if ma.product != mb.product && !opts.allow_product_mismatch {
+        return Err(Error::ProductMismatch {
+            before: ma.product.clone(),
+            after: mb.product.clone(),
+        });
+    }
+    let mut d = Diff {
+        product: ma.product.clone(),
+        verified: !opts.no_verify,
+        keys_only: opts.keys_only,
+        ignored: Ignored {
+            table_patterns: opts.ignore_tables.clone(),
+            column_patterns: opts.ignore_columns.clone(),
+            ..Ignored::default()
+        },
+        ..Diff::default()
+    };
+    manifest::diff_manifests(&ma, &mb, matcher, &mut d);
+
+    let ta = side::side_tables(&ma);
+    let tb = side::side_tables(&mb);
+    // Tables of both sides in name order, paired by name.
+    let (mut i, mut j) = (0, 0);
+    while i < ma.tables.len() || j < mb.tables.len() {
+        let (x, y) = match (ma.tables.get(i), mb.tables.get(j)) {
+            (Some(p), Some(q)) => match cmp_utf16(&p.name, &q.name) {
+                std::cmp::Ordering::Equal => (Some(i), Some(j)),
+                std::cmp::Ordering::Less => (Some(i), None),
+                std::cmp::Ordering::Greater => (None, Some(j)),
+            },
+            (Some(_), None) => (Some(i), None),
+            _ => (None, Some(j)),
+        };
+        i += usize::from(x.is_some());
+        j += usize::from(y.is_some());
+        let name = x.map_or_else(|| &mb.tables[j - 1].name, |x| &ma.tables[x].name);
+        let pair = (!matcher.table_ignored(name)).then(|| {
+            rows::Pair::new(
+                name,
+                x.map(|x| (x, &ta[x])),
+                y.map(|y| (y, &tb[y])),
+                matcher,
+                opts.keys_only,
+            )
+        });
+        let t = rows::diff_table(name, pair.as_ref(), x, y, a, b)?;
+        if !t.is_empty() {
+            d.tables.push(t);
+        }
+    }
+    let ea = a.finish()?;
+    let eb = b.finish()?;
+    d.equal = !ea.content_hash.is_empty() && ea.content_hash == eb.content_hash;
+    let info = |m: &ndarc_format::Manifest, e: &side::SideEnd, name: &str| ArchiveInfo {
+        name: name.to_string(),
+        product: m.product.clone(),
+        exported_at: m.exported_at.clone(),
+        source_identity: m.source_identity.clone(),
+        schema: m.schema.clone(),
+        content_hash: e.content_hash.clone(),
+        archive_hash: e.archive_hash.clone(),
+        part_count: m.part_count,
+        rows: m.tables.iter().map(|t| t.count).sum(),
+        warnings: e.warnings,
+    };
+    d.before = info(&ma, &ea, na);
+    d.after = info(&mb, &eb, nb);
+    d.order_only = !d.equal && !d.has_differences();
+    Ok(d)
+}

@@ -1,0 +1,245 @@
+//! Differences the two manifests alone decide: schema, objects, payloads,
+//! exclusions and configuration.
+
+use std::collections::{HashMap, HashSet};
+
+use ndarc_format::manifest::{Column, Manifest, Table};
+use ndarc_json::{cmp_utf16, Value};
+
+use crate::model::{
+    ColumnChange, Diff, EntryDiff, ExcludedColumnsChange, NameChanges, SqlDiff, TableInfo,
+    TableSchemaChange,
+};
+use crate::Matcher;
+
+/// Names in `after` not in `before` and the reverse, each in its own order.
+fn name_changes<'a>(
+    before: impl Iterator<Item = &'a String> + Clone,
+    after: impl Iterator<Item = &'a String> + Clone,
+    keep: impl Fn(&str) -> bool,
+) -> NameChanges {
+    let b: HashSet<&str> = before.clone().map(String::as_str).collect();
+    let a: HashSet<&str> = after.clone().map(String::as_str).collect();
+    let mut seen_added = HashSet::new();
+    let mut seen_removed = HashSet::new();
+    NameChanges {
+        added: after
+            .filter(|n| !b.contains(n.as_str()) && keep(n) && seen_added.insert(n.as_str()))
+            .cloned()
+            .collect(),
+        removed: before
+            .filter(|n| !a.contains(n.as_str()) && keep(n) && seen_removed.insert(n.as_str()))
+            .cloned()
+            .collect(),
+    }
+}
+
+fn table_info(t: &Table) -> TableInfo {
+    TableInfo {
+        name: t.name.clone(),
+        sql: t.sql.clone(),
+        columns: t.columns.clone(),
+        count: t.count,
+    }
+}
+
+fn key_columns(t: &Table) -> Vec<String> {
+    t.primary_key().iter().map(|c| c.name.clone()).collect()
+}
+
+/// The `sql` line diff.
+pub(crate) fn sql_diff(before: &str, after: &str) -> SqlDiff {
+    let diff = similar::TextDiff::from_lines(before, after);
+    let lines = diff
+        .iter_all_changes()
+        .map(|c| {
+            let tag = match c.tag() {
+                similar::ChangeTag::Equal => ' ',
+                similar::ChangeTag::Delete => '-',
+                similar::ChangeTag::Insert => '+',
+            };
+            (tag, c.value().trim_end_matches('\n').to_string())
+        })
+        .collect();
+    SqlDiff {
+        before: before.to_string(),
+        after: after.to_string(),
+        lines,
+    }
+}
+
+fn table_change(a: &Table, b: &Table, m: &Matcher) -> TableSchemaChange {
+    let ignored = |c: &str| m.column_ignored(&a.name, c);
+    let by_name: HashMap<&str, &Column> = a.columns.iter().map(|c| (c.name.as_str(), c)).collect();
+    let b_names: HashSet<&str> = b.columns.iter().map(|c| c.name.as_str()).collect();
+    let mut ch = TableSchemaChange {
+        name: a.name.clone(),
+        ..TableSchemaChange::default()
+    };
+    for c in &b.columns {
+        if ignored(&c.name) {
+            continue;
+        }
+        match by_name.get(c.name.as_str()) {
+            None => ch.columns_added.push(c.clone()),
+            Some(old) if *old != c => ch.columns_changed.push(ColumnChange {
+                name: c.name.clone(),
+                before: (*old).clone(),
+                after: c.clone(),
+            }),
+            Some(_) => {}
+        }
+    }
+    for c in &a.columns {
+        if !b_names.contains(c.name.as_str()) && !ignored(&c.name) {
+            ch.columns_removed.push(c.clone());
+        }
+    }
+    ch.dependencies = name_changes(a.dependencies.iter(), b.dependencies.iter(), |n| {
+        !m.table_ignored(n)
+    });
+    if a.rowid_alias != b.rowid_alias {
+        ch.rowid_alias = Some((a.rowid_alias.clone(), b.rowid_alias.clone()));
+    }
+    ch.key_changed =
+        key_columns(a) != key_columns(b) || a.rowid_alias.is_some() != b.rowid_alias.is_some();
+    // A `sql` change that only ignored columns explain is ignored with them.
+    if a.sql != b.sql && !(ch.is_empty() && m.ignored_columns_differ(a, b)) {
+        ch.sql = Some(sql_diff(&a.sql, &b.sql));
+    }
+    ch
+}
+
+/// Fills the manifest-level members of `d`.
+pub(crate) fn diff_manifests(a: &Manifest, b: &Manifest, m: &Matcher, d: &mut Diff) {
+    // Tables.
+    let b_tables: HashMap<&str, &Table> = b.tables.iter().map(|t| (t.name.as_str(), t)).collect();
+    let a_tables: HashMap<&str, &Table> = a.tables.iter().map(|t| (t.name.as_str(), t)).collect();
+    let mut raw_schema_change = false;
+    for t in &a.tables {
+        if m.table_ignored(&t.name) {
+            continue;
+        }
+        match b_tables.get(t.name.as_str()) {
+            None => {
+                d.schema.tables_removed.push(table_info(t));
+                raw_schema_change = true;
+            }
+            Some(bt) => {
+                let ch = table_change(t, bt, m);
+                if ch.sql.is_some() {
+                    raw_schema_change = true;
+                }
+                if !ch.is_empty() {
+                    d.schema.tables_changed.push(ch);
+                }
+            }
+        }
+    }
+    for t in &b.tables {
+        if !m.table_ignored(&t.name) && !a_tables.contains_key(t.name.as_str()) {
+            d.schema.tables_added.push(table_info(t));
+            raw_schema_change = true;
+        }
+    }
+    d.schema_changed = a.schema != b.schema && raw_schema_change;
+
+    // Objects and payloads, by the keys diffArchives uses.
+    d.objects = entries(&a.objects, &b.objects, |o| {
+        (o.bucket.clone(), o.key.clone())
+    });
+    d.payloads = entries(&a.payloads, &b.payloads, |p| {
+        (p.name.clone(), String::new())
+    });
+
+    // Configuration and exclusions.
+    let canon = |names: &[String]| {
+        ndarc_json::to_canonical_string(&Value::Array(
+            names.iter().map(|n| Value::from(n.as_str())).collect(),
+        ))
+    };
+    d.configuration_changed = canon(&a.required_configuration) != canon(&b.required_configuration);
+    d.configuration = name_changes(
+        a.required_configuration.iter(),
+        b.required_configuration.iter(),
+        |_| true,
+    );
+    d.excluded_tables = name_changes(a.excluded_tables.iter(), b.excluded_tables.iter(), |n| {
+        !m.table_ignored(n)
+    });
+    let mut tables: Vec<&str> = a
+        .excluded_columns
+        .iter()
+        .chain(&b.excluded_columns)
+        .map(|(t, _)| t.as_str())
+        .filter(|t| !m.table_ignored(t))
+        .collect();
+    tables.sort_by(|x, y| cmp_utf16(x, y));
+    tables.dedup();
+    for t in tables {
+        let c = name_changes(
+            a.excluded_columns_of(t).iter(),
+            b.excluded_columns_of(t).iter(),
+            |c| !m.column_ignored(t, c),
+        );
+        if !c.is_empty() {
+            d.excluded_columns.push(ExcludedColumnsChange {
+                table: t.to_string(),
+                added: c.added,
+                removed: c.removed,
+            });
+        }
+    }
+
+    // What the patterns matched.
+    let mut ignored_tables: Vec<String> = a
+        .tables
+        .iter()
+        .chain(&b.tables)
+        .map(|t| t.name.clone())
+        .chain(a.excluded_tables.iter().chain(&b.excluded_tables).cloned())
+        .filter(|n| m.table_ignored(n))
+        .collect();
+    ignored_tables.sort_by(|x, y| cmp_utf16(x, y));
+    ignored_tables.dedup();
+    d.ignored.tables = ignored_tables;
+    let mut ignored_columns: Vec<String> = a
+        .tables
+        .iter()
+        .chain(&b.tables)
+        .filter(|t| !m.table_ignored(&t.name))
+        .flat_map(|t| {
+            t.columns
+                .iter()
+                .filter(|c| m.column_ignored(&t.name, &c.name))
+                .map(|c| format!("{}.{}", t.name, c.name))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    ignored_columns.sort_by(|x, y| cmp_utf16(x, y));
+    ignored_columns.dedup();
+    d.ignored.columns = ignored_columns;
+}
+
+fn entries<T: Clone + PartialEq>(
+    a: &[T],
+    b: &[T],
+    key: impl Fn(&T) -> (String, String),
+) -> EntryDiff<T> {
+    let bm: HashMap<(String, String), &T> = b.iter().map(|e| (key(e), e)).collect();
+    let am: HashMap<(String, String), &T> = a.iter().map(|e| (key(e), e)).collect();
+    let mut d = EntryDiff::default();
+    for e in a {
+        match bm.get(&key(e)) {
+            None => d.removed.push(e.clone()),
+            Some(other) if *other != e => d.changed.push((e.clone(), (*other).clone())),
+            Some(_) => {}
+        }
+    }
+    for e in b {
+        if !am.contains_key(&key(e)) {
+            d.added.push(e.clone());
+        }
+    }
+    d
+}

@@ -1,0 +1,366 @@
+//! The result of a diff.
+
+use ndarc_format::manifest::{Column, ObjectEntry, PayloadEntry};
+use ndarc_json::OwnedValue;
+
+/// Which input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Side {
+    /// The first input (`A`, the earlier export).
+    Before,
+    /// The second input (`B`, the later export).
+    After,
+}
+
+impl Side {
+    /// `before` or `after`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Before => "before",
+            Side::After => "after",
+        }
+    }
+}
+
+/// The difference between two archives.
+///
+/// The members `equal`, `product`, `schema_changed`, `tables` (names and
+/// `added`/`removed`/`changed` keys), `objects`, `payloads` and
+/// `configuration_changed` are those of the producer's `diffArchives`; the
+/// rest is detail. Ignored tables and columns are left out everywhere
+/// except [`Diff::ignored`].
+#[derive(Debug, Clone, Default)]
+pub struct Diff {
+    /// The two `contentHash`es are equal (the same data, whatever the part
+    /// sizes, export times, epochs or journals).
+    pub equal: bool,
+    /// The product of the first archive.
+    pub product: String,
+    /// Some table not ignored was added or removed or its `sql` changed (the
+    /// `schema` identities differ, less what ignoring explains).
+    pub schema_changed: bool,
+    /// Tables with added, removed or changed rows, by name (UTF-16 order).
+    pub tables: Vec<TableDiff>,
+    /// Table-level schema changes.
+    pub schema: SchemaDiff,
+    /// Bucket objects by (bucket, key).
+    pub objects: EntryDiff<ObjectEntry>,
+    /// Payloads by name.
+    pub payloads: EntryDiff<PayloadEntry>,
+    /// `requiredConfiguration` differs (as canonical JSON, order included).
+    pub configuration_changed: bool,
+    /// `requiredConfiguration` names added and removed.
+    pub configuration: NameChanges,
+    /// `excludedTables` names added and removed.
+    pub excluded_tables: NameChanges,
+    /// `excludedColumns` changes, per table.
+    pub excluded_columns: Vec<ExcludedColumnsChange>,
+    /// About each input.
+    pub before: ArchiveInfo,
+    /// About each input.
+    pub after: ArchiveInfo,
+    /// Both inputs were verified while read (false with `no_verify`).
+    pub verified: bool,
+    /// Changed rows carry no cell detail.
+    pub keys_only: bool,
+    /// What was left out.
+    pub ignored: Ignored,
+    /// The `contentHash`es differ but nothing else was found: the same
+    /// rows in another order (counts as a difference unless something is
+    /// ignored).
+    pub order_only: bool,
+}
+
+impl Diff {
+    /// Whether anything not ignored differs: what decides exit status 1.
+    pub fn has_differences(&self) -> bool {
+        !self.tables.is_empty()
+            || self.schema.has_changes()
+            || self.schema_changed
+            || self.objects.has_changes()
+            || self.payloads.has_changes()
+            || self.configuration_changed
+            || !self.configuration.is_empty()
+            || !self.excluded_tables.is_empty()
+            || !self.excluded_columns.is_empty()
+            || self.before.product != self.after.product
+            || (self.order_only && self.ignored.is_empty())
+    }
+
+    /// Rows added, removed and changed over all tables.
+    pub fn row_totals(&self) -> (u64, u64, u64) {
+        self.tables.iter().fold((0, 0, 0), |(a, r, c), t| {
+            (
+                a + t.added.len() as u64,
+                r + t.removed.len() as u64,
+                c + t.changed.len() as u64,
+            )
+        })
+    }
+}
+
+/// About one input.
+#[derive(Debug, Clone, Default)]
+pub struct ArchiveInfo {
+    /// The name given for the input (a path, `-`, or a label).
+    pub name: String,
+    /// `product`.
+    pub product: String,
+    /// `exportedAt`.
+    pub exported_at: String,
+    /// `sourceIdentity`.
+    pub source_identity: String,
+    /// `schema`.
+    pub schema: String,
+    /// The closing `contentHash`.
+    pub content_hash: String,
+    /// The closing `archiveHash`.
+    pub archive_hash: String,
+    /// `partCount`.
+    pub part_count: u64,
+    /// Rows over all tables.
+    pub rows: u64,
+    /// Warnings the verification found (0 without verification).
+    pub warnings: u64,
+}
+
+/// Row differences of one table.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TableDiff {
+    /// The table name.
+    pub name: String,
+    /// Keys of rows only in the second archive, in its archive order.
+    pub added: Vec<String>,
+    /// Keys of rows only in the first archive, in its archive order.
+    pub removed: Vec<String>,
+    /// Rows in both whose compared cells differ, in the first archive's
+    /// order.
+    pub changed: Vec<RowChange>,
+    /// Set when rows were compared on some columns only: the columns of
+    /// one side only and ignored columns were left out.
+    pub scope: Option<ColumnScope>,
+    /// Rows were out of key order on a side, so they were matched through
+    /// an index instead of a merge.
+    pub unordered: bool,
+}
+
+impl TableDiff {
+    /// Whether the table has any row difference.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
+}
+
+/// Columns left out of a table's row comparison.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ColumnScope {
+    /// Columns rows carry only in the first archive.
+    pub only_before: Vec<String>,
+    /// Columns rows carry only in the second archive.
+    pub only_after: Vec<String>,
+    /// Columns matched by an ignore pattern.
+    pub ignored: Vec<String>,
+}
+
+/// A changed row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowChange {
+    /// The row key text (`[1,"a"]`, or the rowid `7`).
+    pub key: String,
+    /// The cells that differ, in column (name) order; empty with
+    /// `keys_only`.
+    pub cells: Vec<CellChange>,
+}
+
+/// A changed cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellChange {
+    /// The column name.
+    pub column: String,
+    /// The value in the first archive.
+    pub before: OwnedValue,
+    /// The value in the second archive.
+    pub after: OwnedValue,
+}
+
+/// Table-level schema changes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SchemaDiff {
+    /// Tables only in the second archive.
+    pub tables_added: Vec<TableInfo>,
+    /// Tables only in the first archive.
+    pub tables_removed: Vec<TableInfo>,
+    /// Tables in both whose definition changed.
+    pub tables_changed: Vec<TableSchemaChange>,
+}
+
+impl SchemaDiff {
+    /// Whether any table was added, removed or changed.
+    pub fn has_changes(&self) -> bool {
+        !self.tables_added.is_empty()
+            || !self.tables_removed.is_empty()
+            || !self.tables_changed.is_empty()
+    }
+}
+
+/// A table added or removed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableInfo {
+    /// Its name.
+    pub name: String,
+    /// Its `sql`.
+    pub sql: String,
+    /// Its columns.
+    pub columns: Vec<Column>,
+    /// Its row count.
+    pub count: u64,
+}
+
+/// How a table's definition changed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TableSchemaChange {
+    /// The table name.
+    pub name: String,
+    /// Columns only in the second archive.
+    pub columns_added: Vec<Column>,
+    /// Columns only in the first archive.
+    pub columns_removed: Vec<Column>,
+    /// Columns in both whose type, `notnull`, `pk` or `generated` changed.
+    pub columns_changed: Vec<ColumnChange>,
+    /// Dependencies added and removed.
+    pub dependencies: NameChanges,
+    /// `rowidAlias` before and after, when it changed.
+    pub rowid_alias: Option<(Option<String>, Option<String>)>,
+    /// The `sql` line diff, when it changed.
+    pub sql: Option<SqlDiff>,
+    /// The row key changed (other primary-key columns, or rowid ↔ primary
+    /// key): rows are still matched by key text, as `diffArchives` does.
+    pub key_changed: bool,
+}
+
+impl TableSchemaChange {
+    /// Whether anything changed.
+    pub fn is_empty(&self) -> bool {
+        self.columns_added.is_empty()
+            && self.columns_removed.is_empty()
+            && self.columns_changed.is_empty()
+            && self.dependencies.is_empty()
+            && self.rowid_alias.is_none()
+            && self.sql.is_none()
+    }
+}
+
+/// A column in both archives with another definition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnChange {
+    /// The column name.
+    pub name: String,
+    /// Its definition in the first archive.
+    pub before: Column,
+    /// Its definition in the second archive.
+    pub after: Column,
+}
+
+/// The `sql` of a table in both archives and their line diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqlDiff {
+    /// The statement in the first archive.
+    pub before: String,
+    /// The statement in the second archive.
+    pub after: String,
+    /// Lines: `(' ' | '-' | '+', text)`.
+    pub lines: Vec<(char, String)>,
+}
+
+/// Names added and removed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NameChanges {
+    /// Names only in the second archive.
+    pub added: Vec<String>,
+    /// Names only in the first archive.
+    pub removed: Vec<String>,
+}
+
+impl NameChanges {
+    /// Neither added nor removed names.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty()
+    }
+}
+
+/// `excludedColumns` of one table changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExcludedColumnsChange {
+    /// The table.
+    pub table: String,
+    /// Columns excluded only in the second archive.
+    pub added: Vec<String>,
+    /// Columns excluded only in the first archive.
+    pub removed: Vec<String>,
+}
+
+/// Objects or payloads added, removed and changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryDiff<T> {
+    /// Entries only in the second archive, in its manifest order.
+    pub added: Vec<T>,
+    /// Entries only in the first archive, in its manifest order.
+    pub removed: Vec<T>,
+    /// Entries in both that differ, `(before, after)`, in the first
+    /// archive's order.
+    pub changed: Vec<(T, T)>,
+}
+
+impl<T> Default for EntryDiff<T> {
+    fn default() -> Self {
+        EntryDiff {
+            added: Vec::new(),
+            removed: Vec::new(),
+            changed: Vec::new(),
+        }
+    }
+}
+
+impl<T> EntryDiff<T> {
+    /// Whether anything was added, removed or changed.
+    pub fn has_changes(&self) -> bool {
+        !self.added.is_empty() || !self.removed.is_empty() || !self.changed.is_empty()
+    }
+}
+
+/// What the ignore options left out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ignored {
+    /// The table patterns given.
+    pub table_patterns: Vec<String>,
+    /// The `TABLE.COLUMN` patterns given.
+    pub column_patterns: Vec<String>,
+    /// Tables (of either archive) that a table pattern matched.
+    pub tables: Vec<String>,
+    /// Columns (`table.column`, of either archive) that a column pattern
+    /// matched.
+    pub columns: Vec<String>,
+}
+
+impl Ignored {
+    /// No ignore pattern was given.
+    pub fn is_empty(&self) -> bool {
+        self.table_patterns.is_empty() && self.column_patterns.is_empty()
+    }
+}
+
+/// The key text `diffArchives` gives an object: canonical JSON of
+/// `[bucket, key]`.
+pub fn object_key(o: &ObjectEntry) -> String {
+    let v = ndarc_json::Value::Array(vec![
+        ndarc_json::Value::from(o.bucket.as_str()),
+        ndarc_json::Value::from(o.key.as_str()),
+    ]);
+    ndarc_json::to_canonical_string(&v)
+}
+
+/// The key text `diffArchives` gives a payload: canonical JSON of `[name]`.
+pub fn payload_key(p: &PayloadEntry) -> String {
+    let v = ndarc_json::Value::Array(vec![ndarc_json::Value::from(p.name.as_str())]);
+    ndarc_json::to_canonical_string(&v)
+}

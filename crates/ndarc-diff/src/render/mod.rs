@@ -1,0 +1,237 @@
+//! Writing a [`Diff`](crate::Diff) for people and tools.
+//!
+//! - [`human`]: per table a summary line, then the changes; changed cells
+//!   as `column: before → after`, long text as an inline word diff;
+//!   optional ANSI colour.
+//! - [`json`]: one JSON document, a superset of `diffArchives`' result.
+//! - [`markdown`]: a summary table and `<details>` sections, for CI job
+//!   summaries and pull-request comments.
+//! - [`stat`]: counts per table only.
+
+mod human;
+pub mod json;
+mod markdown;
+mod stat;
+
+use std::io::{self, Write};
+
+use ndarc_json::Value;
+
+use crate::Diff;
+
+pub use human::human;
+pub use markdown::markdown;
+pub use stat::stat;
+
+/// How text output is written.
+#[derive(Debug, Clone, Default)]
+pub struct RenderOptions {
+    /// Use ANSI colour (the caller decides: a terminal, no `NO_COLOR`).
+    pub colour: bool,
+    /// Rows shown per table and kind (added, removed, changed) before
+    /// "… and N more"; `None` shows all.
+    pub max_rows: Option<usize>,
+}
+
+/// Writes the JSON document (indented, members in canonical order) and a
+/// final newline.
+pub fn json(d: &Diff, out: &mut dyn Write) -> io::Result<()> {
+    let mut buf = Vec::new();
+    json::write_pretty(&json::value(d), &mut buf);
+    out.write_all(&buf)
+}
+
+/// Text longer than this many characters is shown as a word diff.
+pub const LONG_TEXT: usize = 80;
+
+/// A cell value for people: canonical JSON, except blobs, shown as an SQL
+/// blob literal (`x'89504e47'`, cut after 16 bytes with the size).
+pub(crate) fn show_value(v: &Value<'_>) -> String {
+    if let Value::Object(o) = v {
+        if o.len() == 1 {
+            if let Some(b) = o
+                .get("blob")
+                .and_then(Value::as_str)
+                .and_then(ndarc_format::catalogue::decode_base64)
+            {
+                let hex: String = b.iter().take(16).map(|x| format!("{x:02x}")).collect();
+                return if b.len() > 16 {
+                    format!("x'{hex}…' ({} bytes)", b.len())
+                } else {
+                    format!("x'{hex}'")
+                };
+            }
+        }
+    }
+    ndarc_json::to_canonical_string(v)
+}
+
+/// One piece of a word diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Piece {
+    Same(String),
+    Removed(String),
+    Added(String),
+}
+
+/// The word diff of two long texts (unchanged runs longer than 60
+/// characters shortened to their ends around `…`), or `None` when either
+/// value is not a string or both are short.
+pub(crate) fn word_diff(before: &Value<'_>, after: &Value<'_>) -> Option<Vec<Piece>> {
+    let (a, b) = (before.as_str()?, after.as_str()?);
+    if a.chars().count() <= LONG_TEXT && b.chars().count() <= LONG_TEXT {
+        return None;
+    }
+    let diff = similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_millis(200))
+        .diff_words(a, b);
+    let mut pieces: Vec<Piece> = Vec::new();
+    for c in diff.iter_all_changes() {
+        let text = c.value().to_string();
+        let last = pieces.last_mut();
+        match (c.tag(), last) {
+            (similar::ChangeTag::Equal, Some(Piece::Same(s))) => s.push_str(&text),
+            (similar::ChangeTag::Delete, Some(Piece::Removed(s))) => s.push_str(&text),
+            (similar::ChangeTag::Insert, Some(Piece::Added(s))) => s.push_str(&text),
+            (similar::ChangeTag::Equal, _) => pieces.push(Piece::Same(text)),
+            (similar::ChangeTag::Delete, _) => pieces.push(Piece::Removed(text)),
+            (similar::ChangeTag::Insert, _) => pieces.push(Piece::Added(text)),
+        }
+    }
+    let n = pieces.len();
+    for (i, p) in pieces.iter_mut().enumerate() {
+        if let Piece::Same(s) = p {
+            let chars: Vec<char> = s.chars().collect();
+            if chars.len() > 60 {
+                let head: String = if i == 0 {
+                    String::new()
+                } else {
+                    chars[..25].iter().collect()
+                };
+                let tail: String = if i + 1 == n {
+                    String::new()
+                } else {
+                    chars[chars.len() - 25..].iter().collect()
+                };
+                *s = format!("{head}…{tail}");
+            }
+        }
+    }
+    Some(pieces)
+}
+
+/// A count with its noun, `1 row` / `2 rows`.
+pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The one-line summary of a diff.
+pub(crate) fn summary(d: &Diff) -> String {
+    if !d.has_differences() {
+        return if d.equal {
+            "no differences: the contentHashes are equal".into()
+        } else if d.order_only {
+            "no differences found, though the contentHashes differ (ignored changes, or the same rows in another order)".into()
+        } else {
+            "no differences outside what was ignored".into()
+        };
+    }
+    let mut parts = Vec::new();
+    let (a, r, c) = d.row_totals();
+    if !d.tables.is_empty() {
+        parts.push(format!(
+            "{} with row changes ({} added, {} removed, {} changed)",
+            count(d.tables.len(), "table", "tables"),
+            a,
+            r,
+            c
+        ));
+    }
+    let s = &d.schema;
+    if s.has_changes() {
+        let mut bits = Vec::new();
+        if !s.tables_added.is_empty() {
+            bits.push(format!(
+                "{} added",
+                count(s.tables_added.len(), "table", "tables")
+            ));
+        }
+        if !s.tables_removed.is_empty() {
+            bits.push(format!(
+                "{} removed",
+                count(s.tables_removed.len(), "table", "tables")
+            ));
+        }
+        if !s.tables_changed.is_empty() {
+            bits.push(format!(
+                "{} changed",
+                count(s.tables_changed.len(), "table", "tables")
+            ));
+        }
+        parts.push(format!("schema: {}", bits.join(", ")));
+    }
+    for (what, e) in [
+        (
+            "objects",
+            (
+                d.objects.added.len(),
+                d.objects.removed.len(),
+                d.objects.changed.len(),
+            ),
+        ),
+        (
+            "payloads",
+            (
+                d.payloads.added.len(),
+                d.payloads.removed.len(),
+                d.payloads.changed.len(),
+            ),
+        ),
+    ] {
+        if e != (0, 0, 0) {
+            parts.push(format!(
+                "{what}: {} added, {} removed, {} changed",
+                e.0, e.1, e.2
+            ));
+        }
+    }
+    if d.configuration_changed || !d.configuration.is_empty() {
+        parts.push("requiredConfiguration changed".into());
+    }
+    if !d.excluded_tables.is_empty() || !d.excluded_columns.is_empty() {
+        parts.push("exclusions changed".into());
+    }
+    if d.before.product != d.after.product {
+        parts.push("product changed".into());
+    }
+    if d.order_only {
+        parts.push("the same rows in another order (contentHashes differ)".into());
+    }
+    parts.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_and_word_diffs() {
+        let v = ndarc_json::parse(br#"{"blob":"iVBORw=="}"#).unwrap();
+        assert_eq!(show_value(&v), "x'89504e47'");
+        let long = ndarc_json::parse(br#"{"blob":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}"#)
+            .unwrap();
+        assert!(show_value(&long).ends_with("(33 bytes)"));
+        assert_eq!(show_value(&Value::from("a\"b")), r#""a\"b""#);
+        let a = Value::from(
+            "the quick brown fox jumps over the lazy dog and keeps running far away into the hills",
+        );
+        let b = Value::from(
+            "the quick red fox jumps over the lazy dog and keeps running far away into the hills",
+        );
+        let w = word_diff(&a, &b).unwrap();
+        assert!(w.contains(&Piece::Removed("brown".into())), "{w:?}");
+        assert!(w.contains(&Piece::Added("red".into())), "{w:?}");
+        assert!(word_diff(&Value::from("a"), &Value::from("b")).is_none());
+        assert!(word_diff(&a, &Value::Null).is_none());
+    }
+}

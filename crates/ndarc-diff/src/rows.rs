@@ -1,0 +1,536 @@
+//! The row diff: a streaming merge join over the two sides' rows of a
+//! table, falling back to a hash join over (key hash, row digest, line
+//! offset) when a side's rows are out of key order.
+
+use std::collections::HashMap;
+use std::sync::mpsc::Receiver;
+
+use ndarc_json::OwnedValue;
+
+use crate::key::digest128;
+use crate::model::{CellChange, ColumnScope, RowChange, Side, TableDiff};
+use crate::scan::{slice, Span};
+use crate::side::{self, Event, PartRows, SideEnd, SideTable};
+use crate::source::Input;
+use crate::{Error, Matcher};
+
+/// One side's stream of row parts.
+pub(crate) struct Stream<'i, 'a> {
+    rx: Receiver<Event>,
+    cur: Option<PartRows>,
+    pos: usize,
+    pub(crate) end: Option<SideEnd>,
+    side: Side,
+    name: String,
+    input: &'i Input<'a>,
+    tables: Vec<SideTable>,
+    no_verify: bool,
+    max_line: usize,
+}
+
+impl<'i, 'a> Stream<'i, 'a> {
+    pub(crate) fn new(
+        rx: Receiver<Event>,
+        side: Side,
+        name: &str,
+        input: &'i Input<'a>,
+        no_verify: bool,
+        max_line: usize,
+    ) -> Self {
+        Stream {
+            rx,
+            cur: None,
+            pos: 0,
+            end: None,
+            side,
+            name: name.to_string(),
+            input,
+            tables: Vec::new(),
+            no_verify,
+            max_line,
+        }
+    }
+
+    fn hung_up(&self) -> Error {
+        Error::Malformed {
+            side: self.side,
+            name: self.name.clone(),
+            line: 0,
+            message: "the reader stopped unexpectedly".into(),
+        }
+    }
+
+    /// The manifest, the first event.
+    pub(crate) fn manifest(&mut self) -> Result<ndarc_format::Manifest, Error> {
+        match self.rx.recv() {
+            Ok(Event::Manifest(m)) => {
+                self.tables = side::side_tables(&m);
+                Ok(*m)
+            }
+            Ok(Event::Failed(e)) => Err(*e),
+            _ => Err(self.hung_up()),
+        }
+    }
+
+    /// Whether a row of table `t` is current, reading the next part when
+    /// the current one is used up.
+    fn ready(&mut self, t: Option<usize>) -> Result<bool, Error> {
+        let Some(t) = t else { return Ok(false) };
+        loop {
+            if let Some(p) = &self.cur {
+                if self.pos < p.rows.len() {
+                    return Ok(p.table == t);
+                }
+            }
+            if self.end.is_some() {
+                return Ok(false);
+            }
+            match self.rx.recv() {
+                Ok(Event::Rows(p)) => {
+                    self.cur = Some(p);
+                    self.pos = 0;
+                }
+                Ok(Event::End(e)) => {
+                    self.cur = None;
+                    self.end = Some(e);
+                }
+                Ok(Event::Failed(e)) => return Err(*e),
+                _ => return Err(self.hung_up()),
+            }
+        }
+    }
+
+    /// The current part (after `ready` returned true).
+    fn part(&self) -> Option<&PartRows> {
+        self.cur.as_ref()
+    }
+
+    /// Reads everything left: only the end may remain.
+    pub(crate) fn finish(&mut self) -> Result<SideEnd, Error> {
+        loop {
+            if let Some(p) = &self.cur {
+                if self.pos < p.rows.len() {
+                    return Err(Error::Malformed {
+                        side: self.side,
+                        name: self.name.clone(),
+                        line: 0,
+                        message: "rows of a table come after rows of a later table (tables out of manifest order)".into(),
+                    });
+                }
+            }
+            if let Some(e) = &self.end {
+                return Ok(e.clone());
+            }
+            self.ready(Some(usize::MAX))?;
+        }
+    }
+
+    /// Skips the rows of table `t`.
+    fn skip(&mut self, t: Option<usize>) -> Result<(), Error> {
+        while self.ready(t)? {
+            if let Some(p) = &self.cur {
+                self.pos = p.rows.len();
+            }
+        }
+        Ok(())
+    }
+
+    /// Re-reads the part line at `offset` of table `t`.
+    fn reread(&self, offset: u64, t: usize) -> Result<PartRows, Error> {
+        let bad = |message: String| Error::Malformed {
+            side: self.side,
+            name: self.name.clone(),
+            line: 0,
+            message: format!("re-reading the line at byte {offset}: {message}"),
+        };
+        let bytes = self
+            .input
+            .line_at(offset, self.max_line)
+            .map_err(|e| Error::Io {
+                side: self.side,
+                name: self.name.clone(),
+                source: e,
+            })?;
+        let bytes = if self.no_verify {
+            side::canonical(&bytes).map_err(bad)?
+        } else {
+            bytes
+        };
+        let table = self
+            .tables
+            .get(t)
+            .ok_or_else(|| bad("no such table".into()))?;
+        side::rescan(bytes, t, table, offset).map_err(bad)
+    }
+}
+
+/// How rows of a table pair are compared.
+pub(crate) struct Pair<'t> {
+    a: Option<(usize, &'t SideTable)>,
+    b: Option<(usize, &'t SideTable)>,
+    /// Compared columns: positions in A's and B's columns.
+    cols: Vec<(usize, usize)>,
+    /// Whole rows can be compared byte for byte.
+    whole: bool,
+    scope: Option<ColumnScope>,
+    keys_only: bool,
+}
+
+impl<'t> Pair<'t> {
+    pub(crate) fn new(
+        name: &str,
+        a: Option<(usize, &'t SideTable)>,
+        b: Option<(usize, &'t SideTable)>,
+        m: &Matcher,
+        keys_only: bool,
+    ) -> Self {
+        let mut cols = Vec::new();
+        let mut scope = ColumnScope::default();
+        if let (Some((_, ta)), Some((_, tb))) = (a, b) {
+            for (ia, (name_a, _)) in ta.columns.iter().enumerate() {
+                let ignored = m.column_ignored(name, name_a);
+                if ignored {
+                    scope.ignored.push(name_a.clone());
+                }
+                match tb.columns.iter().position(|(n, _)| n == name_a) {
+                    Some(ib) if !ignored => cols.push((ia, ib)),
+                    Some(_) => {}
+                    None if !ignored => scope.only_before.push(name_a.clone()),
+                    None => {}
+                }
+            }
+            for (name_b, _) in &tb.columns {
+                if !ta.columns.iter().any(|(n, _)| n == name_b) {
+                    if m.column_ignored(name, name_b) {
+                        scope.ignored.push(name_b.clone());
+                    } else {
+                        scope.only_after.push(name_b.clone());
+                    }
+                }
+            }
+        }
+        let whole = scope == ColumnScope::default()
+            && a.zip(b).is_some_and(|((_, x), (_, y))| {
+                x.columns.len() == y.columns.len() && cols.len() == x.columns.len()
+            });
+        Pair {
+            a,
+            b,
+            cols,
+            whole,
+            scope: (scope != ColumnScope::default()).then_some(scope),
+            keys_only,
+        }
+    }
+
+    fn pk_a(&self) -> usize {
+        self.a.map_or(0, |(_, t)| t.pk.len())
+    }
+
+    fn pk_b(&self) -> usize {
+        self.b.map_or(0, |(_, t)| t.pk.len())
+    }
+
+    fn ncols_a(&self) -> usize {
+        self.a.map_or(0, |(_, t)| t.columns.len())
+    }
+
+    fn ncols_b(&self) -> usize {
+        self.b.map_or(0, |(_, t)| t.columns.len())
+    }
+
+    /// Whether row `i` of `pa` and row `j` of `pb` are equal on the
+    /// compared columns.
+    fn same_row(&self, pa: &PartRows, i: usize, pb: &PartRows, j: usize) -> bool {
+        if self.whole {
+            return slice(&pa.bytes, pa.rows[i].row) == slice(&pb.bytes, pb.rows[j].row);
+        }
+        let (ca, cb) = (pa.cells(i, self.ncols_a()), pb.cells(j, self.ncols_b()));
+        self.cols
+            .iter()
+            .all(|&(x, y)| cell(&pa.bytes, ca, x) == cell(&pb.bytes, cb, y))
+    }
+
+    /// The digest of a row's compared cells (both sides agree on it).
+    fn digest(&self, p: &PartRows, i: usize, side: Side) -> u128 {
+        if self.whole {
+            return digest128(&[slice(&p.bytes, p.rows[i].row)]);
+        }
+        let (n, before) = match side {
+            Side::Before => (self.ncols_a(), true),
+            Side::After => (self.ncols_b(), false),
+        };
+        let cells = p.cells(i, n);
+        let pieces: Vec<&[u8]> = self
+            .cols
+            .iter()
+            .map(|&(x, y)| cell(&p.bytes, cells, if before { x } else { y }))
+            .collect();
+        digest128(&pieces)
+    }
+
+    /// The change of a matched row whose compared cells differ.
+    fn change(&self, pa: &PartRows, i: usize, pb: &PartRows, j: usize) -> RowChange {
+        let key = pa.key(i, self.pk_a()).text();
+        if self.keys_only {
+            return RowChange {
+                key,
+                cells: Vec::new(),
+            };
+        }
+        let (ca, cb) = (pa.cells(i, self.ncols_a()), pb.cells(j, self.ncols_b()));
+        let names = self.a.map(|(_, t)| &t.columns);
+        let cells = self
+            .cols
+            .iter()
+            .filter_map(|&(x, y)| {
+                let (va, vb) = (cell(&pa.bytes, ca, x), cell(&pb.bytes, cb, y));
+                (va != vb).then(|| CellChange {
+                    column: names
+                        .and_then(|n| n.get(x))
+                        .map_or_else(String::new, |c| c.0.clone()),
+                    before: value(va),
+                    after: value(vb),
+                })
+            })
+            .collect();
+        RowChange { key, cells }
+    }
+}
+
+fn cell<'b>(bytes: &'b [u8], cells: &[Span], at: usize) -> &'b [u8] {
+    cells.get(at).map_or(&[][..], |s| slice(bytes, *s))
+}
+
+fn value(text: &[u8]) -> OwnedValue {
+    if text.is_empty() {
+        return OwnedValue::Null;
+    }
+    ndarc_json::parse(text).map_or_else(
+        |_| OwnedValue::String(String::from_utf8_lossy(text).into_owned().into()),
+        ndarc_json::Value::into_owned,
+    )
+}
+
+/// A row's position: line offset and item.
+type Pos = (u64, u32);
+
+#[derive(Default)]
+struct Acc {
+    added: Vec<(Pos, String)>,
+    removed: Vec<(Pos, String)>,
+    changed: Vec<(Pos, RowChange)>,
+}
+
+#[derive(Clone, Copy)]
+struct Entry {
+    digest: u128,
+    pos: Pos,
+}
+
+/// Diffs the rows of one table (present on either side or both); `None`
+/// ignores the table (its rows are skipped).
+pub(crate) fn diff_table(
+    name: &str,
+    pair: Option<&Pair<'_>>,
+    ta: Option<usize>,
+    tb: Option<usize>,
+    a: &mut Stream<'_, '_>,
+    b: &mut Stream<'_, '_>,
+) -> Result<TableDiff, Error> {
+    let mut out = TableDiff {
+        name: name.to_string(),
+        ..TableDiff::default()
+    };
+    let Some(pair) = pair else {
+        a.skip(ta)?;
+        b.skip(tb)?;
+        return Ok(out);
+    };
+    out.scope = pair.scope.clone();
+    let mut acc = Acc::default();
+    let (ka, kb) = (pair.pk_a(), pair.pk_b());
+    // The merge join.
+    loop {
+        let ha = a.ready(ta)?;
+        let hb = b.ready(tb)?;
+        let unordered = (ha && a.part().is_some_and(|p| !p.ordered))
+            || (hb && b.part().is_some_and(|p| !p.ordered));
+        if unordered {
+            out.unordered = true;
+            hash_join(pair, ta, tb, a, b, &mut acc)?;
+            break;
+        }
+        match (ha, hb, a.cur.as_ref(), b.cur.as_ref()) {
+            (true, true, Some(pa), Some(pb)) => {
+                let (i, j) = (a.pos, b.pos);
+                let (x, y) = (pa.key(i, ka), pb.key(j, kb));
+                if x.same(&y) {
+                    if !pair.same_row(pa, i, pb, j) {
+                        acc.changed
+                            .push(((pa.offset, pa.rows[i].item), pair.change(pa, i, pb, j)));
+                    }
+                    a.pos += 1;
+                    b.pos += 1;
+                } else if x.cmp(&y).is_lt() {
+                    acc.removed.push(((pa.offset, pa.rows[i].item), x.text()));
+                    a.pos += 1;
+                } else {
+                    acc.added.push(((pb.offset, pb.rows[j].item), y.text()));
+                    b.pos += 1;
+                }
+            }
+            (true, _, Some(pa), _) => {
+                let i = a.pos;
+                acc.removed
+                    .push(((pa.offset, pa.rows[i].item), pa.key(i, ka).text()));
+                a.pos += 1;
+            }
+            (_, true, _, Some(pb)) => {
+                let j = b.pos;
+                acc.added
+                    .push(((pb.offset, pb.rows[j].item), pb.key(j, kb).text()));
+                b.pos += 1;
+            }
+            _ => break,
+        }
+    }
+    out.added = acc.added.into_iter().map(|(_, k)| k).collect();
+    out.removed = acc.removed.into_iter().map(|(_, k)| k).collect();
+    out.changed = acc.changed.into_iter().map(|(_, c)| c).collect();
+    Ok(out)
+}
+
+/// The rest of a table through indexes of (key hash → row digest, position)
+/// on each side; rows found on both sides are compared (the other side's
+/// line re-read when their digests differ), the rest are added or removed.
+/// Results end in archive order, as the merge gives them.
+fn hash_join(
+    pair: &Pair<'_>,
+    ta: Option<usize>,
+    tb: Option<usize>,
+    a: &mut Stream<'_, '_>,
+    b: &mut Stream<'_, '_>,
+    acc: &mut Acc,
+) -> Result<(), Error> {
+    let (ka, kb) = (pair.pk_a(), pair.pk_b());
+    let mut index_a: HashMap<u128, Entry> = HashMap::new();
+    let mut index_b: HashMap<u128, Entry> = HashMap::new();
+    // What the merge called removed or added may yet match.
+    for (side, list, index, t, stream) in [
+        (
+            Side::Before,
+            std::mem::take(&mut acc.removed),
+            &mut index_a,
+            ta,
+            &*a,
+        ),
+        (
+            Side::After,
+            std::mem::take(&mut acc.added),
+            &mut index_b,
+            tb,
+            &*b,
+        ),
+    ] {
+        let mut cached: Option<PartRows> = None;
+        for (pos, key) in list {
+            let Some(t) = t else { continue };
+            if cached.as_ref().map(|p| p.offset) != Some(pos.0) {
+                cached = Some(stream.reread(pos.0, t)?);
+            }
+            if let Some(p) = &cached {
+                if let Some(i) = p.rows.iter().position(|r| r.item == pos.1) {
+                    let digest = pair.digest(p, i, side);
+                    index.insert(digest128(&[key.as_bytes()]), Entry { digest, pos });
+                }
+            }
+        }
+    }
+    loop {
+        let mut progressed = false;
+        if a.ready(ta)? {
+            if let (Some(pa), Some(t)) = (a.cur.as_ref(), tb) {
+                for i in a.pos..pa.rows.len() {
+                    let kh = digest128(&[pa.key(i, ka).text().as_bytes()]);
+                    let digest = pair.digest(pa, i, Side::Before);
+                    let pos = (pa.offset, pa.rows[i].item);
+                    match index_b.remove(&kh) {
+                        Some(e) if e.digest == digest => {}
+                        Some(e) => {
+                            let pb = b.reread(e.pos.0, t)?;
+                            if let Some(j) = pb.rows.iter().position(|r| r.item == e.pos.1) {
+                                acc.changed.push((pos, pair.change(pa, i, &pb, j)));
+                            }
+                        }
+                        None => {
+                            index_a.insert(kh, Entry { digest, pos });
+                        }
+                    }
+                }
+            } else if let Some(pa) = a.cur.as_ref() {
+                for i in a.pos..pa.rows.len() {
+                    acc.removed
+                        .push(((pa.offset, pa.rows[i].item), pa.key(i, ka).text()));
+                }
+            }
+            a.pos = a.cur.as_ref().map_or(0, |p| p.rows.len());
+            progressed = true;
+        }
+        if b.ready(tb)? {
+            if let (Some(pb), Some(t)) = (b.cur.as_ref(), ta) {
+                for j in b.pos..pb.rows.len() {
+                    let kh = digest128(&[pb.key(j, kb).text().as_bytes()]);
+                    let digest = pair.digest(pb, j, Side::After);
+                    let pos = (pb.offset, pb.rows[j].item);
+                    match index_a.remove(&kh) {
+                        Some(e) if e.digest == digest => {}
+                        Some(e) => {
+                            let pa = a.reread(e.pos.0, t)?;
+                            if let Some(i) = pa.rows.iter().position(|r| r.item == e.pos.1) {
+                                acc.changed.push((e.pos, pair.change(&pa, i, pb, j)));
+                            }
+                        }
+                        None => {
+                            index_b.insert(kh, Entry { digest, pos });
+                        }
+                    }
+                }
+            } else if let Some(pb) = b.cur.as_ref() {
+                for j in b.pos..pb.rows.len() {
+                    acc.added
+                        .push(((pb.offset, pb.rows[j].item), pb.key(j, kb).text()));
+                }
+            }
+            b.pos = b.cur.as_ref().map_or(0, |p| p.rows.len());
+            progressed = true;
+        }
+        if !progressed {
+            break;
+        }
+    }
+    // Keys of what is left, re-read line by line.
+    for (index, t, stream, list, pk) in [
+        (index_a, ta, &*a, &mut acc.removed, ka),
+        (index_b, tb, &*b, &mut acc.added, kb),
+    ] {
+        let Some(t) = t else { continue };
+        let mut left: Vec<Pos> = index.into_values().map(|e| e.pos).collect();
+        left.sort_unstable();
+        let mut cached: Option<PartRows> = None;
+        for pos in left {
+            if cached.as_ref().map(|p| p.offset) != Some(pos.0) {
+                cached = Some(stream.reread(pos.0, t)?);
+            }
+            if let Some(p) = &cached {
+                if let Some(i) = p.rows.iter().position(|r| r.item == pos.1) {
+                    list.push((pos, p.key(i, pk).text()));
+                }
+            }
+        }
+    }
+    acc.added.sort_by_key(|(p, _)| *p);
+    acc.removed.sort_by_key(|(p, _)| *p);
+    acc.changed.sort_by_key(|(p, _)| *p);
+    Ok(())
+}

@@ -1,0 +1,398 @@
+//! Spans in a JSON line: what the row diff needs from a part line, found
+//! without building a value tree.
+//!
+//! Verified lines are canonical (RFC 8785), so the bytes of a cell value are
+//! its canonical JSON text and two cells are equal exactly when their bytes
+//! are. The scanner is still total on any input: malformed text gives an
+//! error, never a panic.
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
+
+use memchr::memchr2;
+
+/// A byte range `start..end` in a line.
+pub(crate) type Span = (u32, u32);
+
+/// The empty span, used for a cell a row lacks.
+pub(crate) const MISSING: Span = (0, 0);
+
+/// Malformed JSON where a span was expected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ScanError {
+    pub(crate) at: usize,
+    pub(crate) what: &'static str,
+}
+
+type Result<T> = std::result::Result<T, ScanError>;
+
+fn err<T>(at: usize, what: &'static str) -> Result<T> {
+    Err(ScanError { at, what })
+}
+
+fn to_u32(n: usize, at: usize) -> Result<u32> {
+    u32::try_from(n).or_else(|_| err(at, "line too long to index"))
+}
+
+/// The bytes of `s` in `b` (empty when out of range).
+pub(crate) fn slice(b: &[u8], s: Span) -> &[u8] {
+    b.get(s.0 as usize..s.1 as usize).unwrap_or(&[])
+}
+
+fn ws(b: &[u8], mut i: usize) -> usize {
+    while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        i += 1;
+    }
+    i
+}
+
+/// Index just past the string starting at `i` (which holds `"`).
+fn skip_string(b: &[u8], i: usize) -> Result<usize> {
+    let mut j = i + 1;
+    loop {
+        let Some(k) = b.get(j..).and_then(|rest| memchr2(b'"', b'\\', rest)) else {
+            return err(i, "unterminated string");
+        };
+        j += k;
+        if b[j] == b'"' {
+            return Ok(j + 1);
+        }
+        j += 2;
+    }
+}
+
+/// Index just past the value starting at `i`.
+pub(crate) fn skip_value(b: &[u8], i: usize) -> Result<usize> {
+    match b.get(i) {
+        None => err(i, "value expected"),
+        Some(b'"') => skip_string(b, i),
+        Some(b'{' | b'[') => {
+            let mut depth = 0usize;
+            let mut j = i;
+            while let Some(&c) = b.get(j) {
+                match c {
+                    b'"' => {
+                        j = skip_string(b, j)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Ok(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            err(i, "unterminated object or array")
+        }
+        Some(_) => {
+            let mut j = i;
+            while let Some(&c) = b.get(j) {
+                if matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r' | b':') {
+                    break;
+                }
+                j += 1;
+            }
+            if j == i {
+                err(i, "value expected")
+            } else {
+                Ok(j)
+            }
+        }
+    }
+}
+
+/// Calls `f(name, value)` for each member of the object at `i` (names with
+/// their quotes); returns the index past the object.
+pub(crate) fn members(
+    b: &[u8],
+    i: usize,
+    mut f: impl FnMut(Span, Span) -> Result<()>,
+) -> Result<usize> {
+    let mut j = ws(b, i);
+    if b.get(j) != Some(&b'{') {
+        return err(j, "object expected");
+    }
+    j = ws(b, j + 1);
+    if b.get(j) == Some(&b'}') {
+        return Ok(j + 1);
+    }
+    loop {
+        if b.get(j) != Some(&b'"') {
+            return err(j, "member name expected");
+        }
+        let name_end = skip_string(b, j)?;
+        let name = (to_u32(j, j)?, to_u32(name_end, j)?);
+        j = ws(b, name_end);
+        if b.get(j) != Some(&b':') {
+            return err(j, "':' expected");
+        }
+        j = ws(b, j + 1);
+        let end = skip_value(b, j)?;
+        f(name, (to_u32(j, j)?, to_u32(end, j)?))?;
+        j = ws(b, end);
+        match b.get(j) {
+            Some(b',') => j = ws(b, j + 1),
+            Some(b'}') => return Ok(j + 1),
+            _ => return err(j, "',' or '}' expected"),
+        }
+    }
+}
+
+/// Calls `f(element)` for each element of the array at `i`.
+pub(crate) fn elements(b: &[u8], i: usize, mut f: impl FnMut(Span) -> Result<()>) -> Result<usize> {
+    let mut j = ws(b, i);
+    if b.get(j) != Some(&b'[') {
+        return err(j, "array expected");
+    }
+    j = ws(b, j + 1);
+    if b.get(j) == Some(&b']') {
+        return Ok(j + 1);
+    }
+    loop {
+        let end = skip_value(b, j)?;
+        f((to_u32(j, j)?, to_u32(end, j)?))?;
+        j = ws(b, end);
+        match b.get(j) {
+            Some(b',') => j = ws(b, j + 1),
+            Some(b']') => return Ok(j + 1),
+            _ => return err(j, "',' or ']' expected"),
+        }
+    }
+}
+
+/// The spans of one row item of a part line.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ItemSpans {
+    /// The `row` object.
+    pub(crate) row: Span,
+    /// The `rowid` number, when present.
+    pub(crate) rowid: Option<Span>,
+    /// The `table` string (quotes included).
+    pub(crate) table: Span,
+}
+
+/// What a part line holds, as far as the row diff cares.
+#[derive(Debug)]
+pub(crate) enum PartScan {
+    /// Row items.
+    Rows(Vec<ItemSpans>),
+    /// An object or payload chunk (or no items).
+    Other,
+}
+
+/// Scans a part line: its items' `row`, `rowid` and `table` spans.
+pub(crate) fn scan_part(b: &[u8]) -> Result<PartScan> {
+    let mut items_at = None;
+    let end = members(b, 0, |name, value| {
+        if slice(b, name) == b"\"items\"" {
+            items_at = Some(value.0 as usize);
+        }
+        Ok(())
+    })?;
+    if ws(b, end) != b.len() {
+        return err(end, "text after the record");
+    }
+    let Some(items_at) = items_at else {
+        return err(0, "a part without items");
+    };
+    let mut rows = Vec::new();
+    let mut other = false;
+    elements(b, items_at, |item| {
+        let mut kind = None;
+        let mut row = None;
+        let mut rowid = None;
+        let mut table = None;
+        members(b, item.0 as usize, |name, value| {
+            match slice(b, name) {
+                b"\"kind\"" => kind = Some(value),
+                b"\"row\"" => row = Some(value),
+                b"\"rowid\"" => rowid = Some(value),
+                b"\"table\"" => table = Some(value),
+                _ => {}
+            }
+            Ok(())
+        })?;
+        match kind.map(|k| slice(b, k)) {
+            Some(b"\"row\"") => match (row, table) {
+                (Some(row), Some(table)) => {
+                    rows.push(ItemSpans { row, rowid, table });
+                    Ok(())
+                }
+                _ => err(item.0 as usize, "a row item without row or table"),
+            },
+            _ => {
+                other = true;
+                Ok(())
+            }
+        }
+    })?;
+    match (rows.is_empty(), other) {
+        (false, true) => err(items_at, "a part mixing row items with other items"),
+        (false, false) => Ok(PartScan::Rows(rows)),
+        (true, _) => Ok(PartScan::Other),
+    }
+}
+
+/// One primary-key value, compared as SQLite's BINARY collation orders
+/// values (NULL < numbers < text by UTF-8 bytes < blobs by bytes), the
+/// order of [`ndarc_format::key::KeyPart::cmp_sqlite`], built from a cell's
+/// canonical text without allocating for numbers and unescaped text.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum KeyVal<'a> {
+    Null,
+    Num(f64),
+    Text(Cow<'a, [u8]>),
+    Blob(Cow<'a, [u8]>),
+}
+
+impl<'a> KeyVal<'a> {
+    /// The key value of a cell's JSON text.
+    pub(crate) fn of(text: &'a [u8]) -> KeyVal<'a> {
+        match text.first() {
+            Some(b'"') => {
+                let inner = &text[1..text.len().saturating_sub(1).max(1)];
+                if !inner.contains(&b'\\') {
+                    return KeyVal::Text(Cow::Borrowed(inner));
+                }
+                match ndarc_json::parse(text) {
+                    Ok(ndarc_json::Value::String(s)) => {
+                        KeyVal::Text(Cow::Owned(s.into_owned().into_bytes()))
+                    }
+                    _ => KeyVal::Text(Cow::Borrowed(inner)),
+                }
+            }
+            Some(b'{') => match ndarc_json::parse(text) {
+                Ok(v) => match v.get("blob").and_then(ndarc_json::Value::as_str) {
+                    Some(b64) => KeyVal::Blob(Cow::Owned(
+                        ndarc_format::catalogue::decode_base64(b64)
+                            .unwrap_or_else(|| b64.as_bytes().to_vec()),
+                    )),
+                    None => KeyVal::Null,
+                },
+                Err(_) => KeyVal::Null,
+            },
+            Some(b't') => KeyVal::Num(1.0),
+            Some(b'f') => KeyVal::Num(0.0),
+            Some(b'n' | b'[') | None => KeyVal::Null,
+            Some(_) => std::str::from_utf8(text)
+                .ok()
+                .and_then(|s| s.parse::<f64>().ok())
+                .map_or(KeyVal::Null, KeyVal::Num),
+        }
+    }
+
+    fn rank(&self) -> u8 {
+        match self {
+            KeyVal::Null => 0,
+            KeyVal::Num(_) => 1,
+            KeyVal::Text(_) => 2,
+            KeyVal::Blob(_) => 3,
+        }
+    }
+
+    /// SQLite BINARY order; `-0` equals `0`.
+    pub(crate) fn cmp_sqlite(&self, other: &KeyVal<'_>) -> Ordering {
+        match (self, other) {
+            (KeyVal::Num(a), KeyVal::Num(b)) => a.partial_cmp(b).unwrap_or(Ordering::Equal),
+            (KeyVal::Text(a), KeyVal::Text(b)) => a.as_ref().cmp(b.as_ref()),
+            (KeyVal::Blob(a), KeyVal::Blob(b)) => a.as_ref().cmp(b.as_ref()),
+            (a, b) => a.rank().cmp(&b.rank()),
+        }
+    }
+}
+
+/// Parses a rowid's canonical text.
+pub(crate) fn rowid_of(text: &[u8]) -> Option<i64> {
+    let s = std::str::from_utf8(text).ok()?;
+    s.parse::<i64>()
+        .ok()
+        .or_else(|| s.parse::<f64>().ok().and_then(ndarc_json::safe_integer))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarc_format::key::KeyPart;
+
+    #[test]
+    fn scans_a_rows_part() {
+        let line = br#"{"index":0,"items":[{"index":0,"kind":"row","row":{"a":"x\"}","b":[1,{"c":2}]},"rowid":5,"table":"t"},{"index":1,"kind":"row","row":{},"table":"t"}],"kind":"part"}"#;
+        let PartScan::Rows(items) = scan_part(line).unwrap() else {
+            panic!("rows expected")
+        };
+        assert_eq!(items.len(), 2);
+        assert_eq!(
+            slice(line, items[0].row),
+            br#"{"a":"x\"}","b":[1,{"c":2}]}"#
+        );
+        assert_eq!(slice(line, items[0].rowid.unwrap()), b"5");
+        assert_eq!(slice(line, items[1].table), b"\"t\"");
+        assert!(items[1].rowid.is_none());
+        let mut cells = Vec::new();
+        members(line, items[0].row.0 as usize, |n, v| {
+            cells.push((slice(line, n).to_vec(), slice(line, v).to_vec()));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(cells[1], (b"\"b\"".to_vec(), b"[1,{\"c\":2}]".to_vec()));
+    }
+
+    #[test]
+    fn binary_parts_and_garbage() {
+        let line = br#"{"index":2,"items":[{"bucket":"f","data":"","key":"k","kind":"object","offset":0}],"kind":"part"}"#;
+        assert!(matches!(scan_part(line), Ok(PartScan::Other)));
+        for bad in [
+            &b""[..],
+            b"{",
+            b"{\"items\":[{\"kind\":\"row\"",
+            b"{\"items\":[}",
+            b"[]",
+            b"{\"items\":[]} x",
+            b"{\"a\":\"\\",
+        ] {
+            assert!(
+                scan_part(bad).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn key_order_matches_keypart() {
+        let texts: [&[u8]; 12] = [
+            b"null",
+            b"-5",
+            b"0",
+            b"1.5",
+            b"1e+21",
+            b"\"\"",
+            b"\"A\"",
+            b"\"a\\\"b\"",
+            b"\"\xc3\xa9\"",
+            b"\"\xef\xac\xb3\"",
+            b"{\"blob\":\"\"}",
+            b"{\"blob\":\"AQI=\"}",
+        ];
+        for a in texts {
+            for b in texts {
+                let ka = KeyPart::of(&ndarc_json::parse(a).unwrap());
+                let kb = KeyPart::of(&ndarc_json::parse(b).unwrap());
+                assert_eq!(
+                    KeyVal::of(a).cmp_sqlite(&KeyVal::of(b)),
+                    ka.cmp_sqlite(&kb),
+                    "{:?} {:?}",
+                    String::from_utf8_lossy(a),
+                    String::from_utf8_lossy(b)
+                );
+            }
+        }
+        assert_eq!(rowid_of(b"-7"), Some(-7));
+        assert_eq!(rowid_of(b"1e+21"), None);
+        assert_eq!(rowid_of(b"x"), None);
+    }
+}
