@@ -86,8 +86,7 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
     ("duplicate_row_key-rowid-unordered", "G11: pointer /items/1/row instead of /items/1/rowid"),
 ];
 
-const G1_OFFSET: &str =
-    "G1: offset is the line's or items[0]'s start, not the pointed member's";
+const G1_OFFSET: &str = "G1: offset is the line's or items[0]'s start, not the pointed member's";
 
 /// The KNOWN_GAPS entry (not a fixture) for `verify_reader` disagreeing
 /// with `verify_bytes` on the valid archives under lowered line limits.
