@@ -462,7 +462,7 @@ fn check_rows(
                 format!("rows of {tname:?} carry no rowid: the table has a primary key (its rowidAlias is null)"),
             );
         }
-        let shape = o.iter().filter(|(k, _)| !(*k == "rowid" && !tp.has_rowid));
+        let shape = o.iter().filter(|(k, _)| *k != "rowid" || tp.has_rowid);
         for (k, _) in shape {
             if !required.contains(&k) {
                 r.add(

@@ -33,6 +33,9 @@ pub use pipeline::{verify_bytes, verify_path, verify_reader};
 pub use push::{PushOutcome, PushVerifier};
 pub use receipt::Receipt;
 
+/// A progress callback: (bytes done, total bytes when known).
+pub type Progress = std::sync::Arc<dyn Fn(u64, Option<u64>) + Send + Sync>;
+
 /// Options of a verification.
 #[derive(Clone)]
 pub struct Options {
@@ -48,7 +51,7 @@ pub struct Options {
     /// Accepted `format` identifiers.
     pub formats: Vec<String>,
     /// Called with (bytes done, total bytes if known) as work progresses.
-    pub progress: Option<std::sync::Arc<dyn Fn(u64, Option<u64>) + Send + Sync>>,
+    pub progress: Option<Progress>,
 }
 
 impl Default for Options {

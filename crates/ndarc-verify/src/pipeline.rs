@@ -1,6 +1,7 @@
 //! Bytes → lines → summaries (parallel) → sequential rules → report.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -10,15 +11,15 @@ use std::time::Instant;
 use memchr::memchr;
 use ndarc_format::{
     check_line, check_manifest, rescan_duplicates, Assembler, Code, Collector, Finding, LineRef,
-    LineReport, ManifestOptions, ManifestOutcome, Plan,
+    LineReport, LineSummary, ManifestOptions, ManifestOutcome, Plan,
 };
-use rayon::prelude::*;
 
 use crate::{Error, Options, Report};
 
-/// Bytes of part lines checked in parallel per batch: large enough to keep
-/// every core busy, small enough that memory stays flat.
-const BATCH_BYTES: usize = 32 * 1024 * 1024;
+/// Bytes of part lines dispatched to the pool and not yet fed to the
+/// sequential rules: enough to keep every core busy behind a slow 16 MiB
+/// line, small enough that memory stays flat.
+const WINDOW_BYTES: usize = 64 * 1024 * 1024;
 
 /// One framed line.
 struct RawLine<'a> {
@@ -311,20 +312,22 @@ pub fn verify_bytes(data: &[u8], options: &Options) -> Report {
         line: 0,
     };
     let reread = |offset: u64| -> Option<Vec<u8>> { line_at(data, offset).map(<[u8]>::to_vec) };
-    match with_pool(options, || run(src, options, &reread)) {
-        Ok(Ok(r)) => r,
-        // Reading a slice cannot fail; a pool that cannot start runs the
-        // check on this thread instead.
-        _ => run(
-            SliceLines {
-                data,
-                pos: 0,
-                line: 0,
-            },
-            options,
-            &reread,
-        )
-        .unwrap_or_default(),
+    // Reading a slice cannot fail; a pool that cannot start is the only
+    // error, and then a one-thread pool is tried.
+    let pool = pool(options).or_else(|_| {
+        pool(&Options {
+            jobs: 1,
+            ..options.clone()
+        })
+    });
+    match pool {
+        Ok(pool) => run(src, options, &reread, &pool).unwrap_or_default(),
+        Err(e) => Report {
+            findings: vec![Finding::new(Code::LineTooLong, 0, 0, "", e.to_string())],
+            errors: 1,
+            stopped: true,
+            ..Report::default()
+        },
     }
 }
 
@@ -357,7 +360,7 @@ pub fn verify_path(path: &Path, options: &Options) -> Result<Report, Error> {
     #[allow(unsafe_code)]
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
     #[cfg(unix)]
-    let _ = map.advise(memmap2::Advice::Sequential);
+    let _ = map.advise(memmap2::Advice::WillNeed);
     Ok(verify_bytes(&map, options))
 }
 
@@ -403,15 +406,15 @@ pub fn verify_reader<R: Read + Send>(reader: R, options: &Options) -> Result<Rep
         }
         Some(out)
     };
-    with_pool(options, || run(src, options, &reread)).and_then(|r| r.map_err(io))
+    let pool = pool(options)?;
+    run(src, options, &reread, &pool).map_err(io)
 }
 
-fn with_pool<T: Send>(options: &Options, f: impl FnOnce() -> T + Send) -> Result<T, Error> {
-    let pool = rayon::ThreadPoolBuilder::new()
+fn pool(options: &Options) -> Result<rayon::ThreadPool, Error> {
+    rayon::ThreadPoolBuilder::new()
         .num_threads(options.jobs)
         .build()
-        .map_err(|e| Error::Threads(e.to_string()))?;
-    Ok(pool.install(f))
+        .map_err(|e| Error::Threads(e.to_string()))
 }
 
 fn too_long(raw: &RawLine<'_>, limit: usize, what: &str) -> Finding {
@@ -427,10 +430,24 @@ fn too_long(raw: &RawLine<'_>, limit: usize, what: &str) -> Finding {
     )
 }
 
+fn unreadable(l: &RawLine<'_>) -> LineSummary {
+    LineSummary {
+        line: l.line,
+        offset: l.offset,
+        digest: [0; 32],
+        index_at: 0,
+        first_item_at: 0,
+        body: ndarc_format::part::Body::Unreadable,
+        findings: Vec::new(),
+        dropped: 0,
+    }
+}
+
 fn run<'a, S: LineSource<'a>>(
     mut src: S,
     options: &Options,
     reread: &(dyn Fn(u64) -> Option<Vec<u8>> + Sync),
+    pool: &rayon::ThreadPool,
 ) -> std::io::Result<Report> {
     let started = Instant::now();
     let mut c = Collector::new(options.max_errors.max(1));
@@ -497,72 +514,97 @@ fn run<'a, S: LineSource<'a>>(
     let mut asm = Assembler::new(plan.clone(), &first.bytes, first.offset, c);
     drop(first);
 
-    let mut pending: Option<Vec<RawLine<'a>>> = None;
-    let mut done = false;
-    loop {
-        // Read the next batch (sequential: framing is cheap).
-        let mut batch: Vec<RawLine<'a>> = Vec::new();
-        let mut bytes = 0usize;
-        while !done && bytes < BATCH_BYTES {
-            match src.next_line(options.max_line, &mut asm.findings)? {
-                Some(l) => {
-                    bytes += l.bytes.len() + 1;
-                    batch.push(l);
-                }
-                None => done = true,
-            }
-        }
-        if let Some(p) = &options.progress {
-            p(src.position(), src.total());
-        }
-        // Check the previous batch in parallel while nothing else runs; the
-        // sequential feed is cheap next to parsing and hashing.
-        let current = pending.take();
-        if let Some(lines) = current {
-            let summaries: Vec<_> = lines
-                .par_iter()
-                .map(|l| {
-                    if l.too_long.is_some() {
-                        None
-                    } else {
-                        Some(check_line(
-                            &plan,
-                            LineRef {
-                                line: l.line,
-                                offset: l.offset,
-                                bytes: &l.bytes,
-                            },
-                        ))
-                    }
-                })
-                .collect();
-            for (l, s) in lines.iter().zip(summaries) {
-                match s {
-                    Some(s) => asm.feed(s),
-                    None => {
-                        asm.findings.push(too_long(l, options.max_line, "part"));
-                        asm.feed(ndarc_format::LineSummary {
-                            line: l.line,
-                            offset: l.offset,
-                            digest: [0; 32],
-                            index_at: 0,
-                            first_item_at: 0,
-                            body: ndarc_format::part::Body::Unreadable,
-                            findings: Vec::new(),
-                            dropped: 0,
-                        });
-                    }
+    // The pipeline: this thread frames lines and dispatches each to the
+    // pool; results come back out of order and are fed to the assembler in
+    // order. Bytes dispatched but not yet fed stay under WINDOW_BYTES (plus
+    // one line), so memory is flat and every core has work while a large
+    // line is being checked.
+    type Done<'l> = (u64, RawLine<'l>, Option<LineSummary>);
+    let (tx, rx) = std::sync::mpsc::channel::<Done<'a>>();
+    let mut waiting: BTreeMap<u64, (RawLine<'a>, Option<LineSummary>)> = BTreeMap::new();
+    let mut in_flight = 0usize;
+    let mut next_seq = 0u64;
+    let mut fed_seq = 0u64;
+    let mut last_progress = 0u64;
+    let mut feed_ready = |asm: &mut Assembler,
+                          waiting: &mut BTreeMap<u64, (RawLine<'a>, Option<LineSummary>)>,
+                          in_flight: &mut usize| {
+        while let Some((l, s)) = waiting.remove(&fed_seq) {
+            *in_flight -= l.bytes.len() + 1;
+            fed_seq += 1;
+            match s {
+                Some(s) => asm.feed(s),
+                None => {
+                    asm.findings.push(too_long(&l, options.max_line, "part"));
+                    asm.feed(unreadable(&l));
                 }
             }
+        }
+        fed_seq
+    };
+    let plan_ref: &Plan = &plan;
+    let result: std::io::Result<()> = pool.in_place_scope(|scope| {
+        loop {
+            let next = if report.stopped {
+                None
+            } else {
+                src.next_line(options.max_line, &mut asm.findings)?
+            };
+            let Some(line) = next else { break };
+            let seq = next_seq;
+            next_seq += 1;
+            in_flight += line.bytes.len() + 1;
+            if line.too_long.is_some() {
+                waiting.insert(seq, (line, None));
+            } else {
+                let tx = tx.clone();
+                // The job owns the line (borrowed from the map, or read
+                // from a stream) and sends it back with its summary.
+                scope.spawn(move |_| {
+                    let s = check_line(
+                        plan_ref,
+                        LineRef {
+                            line: line.line,
+                            offset: line.offset,
+                            bytes: &line.bytes,
+                        },
+                    );
+                    let _ = tx.send((seq, line, Some(s)));
+                });
+            }
+            // Take what is back; block while the window is full.
+            loop {
+                let got = if in_flight > WINDOW_BYTES {
+                    rx.recv().ok()
+                } else {
+                    rx.try_recv().ok()
+                };
+                let Some((seq, l, s)) = got else { break };
+                waiting.insert(seq, (l, s));
+                feed_ready(&mut asm, &mut waiting, &mut in_flight);
+            }
+            feed_ready(&mut asm, &mut waiting, &mut in_flight);
             if asm.findings.errors >= options.max_errors as u64 {
                 report.stopped = true;
-                break;
+            }
+            if let Some(p) = &options.progress {
+                let pos = src.position();
+                if pos - last_progress > 16 << 20 {
+                    last_progress = pos;
+                    p(pos, src.total());
+                }
             }
         }
-        if batch.is_empty() && done {
-            break;
+        // Collect the rest.
+        while feed_ready(&mut asm, &mut waiting, &mut in_flight) < next_seq {
+            let Ok((seq, l, s)) = rx.recv() else { break };
+            waiting.insert(seq, (l, s));
         }
-        pending = Some(batch);
+        Ok(())
+    });
+    result?;
+    if let Some(p) = &options.progress {
+        p(src.position(), src.total());
     }
     let eof = (0, src.position());
     let (outcome, mut c) = asm.finish(eof);
