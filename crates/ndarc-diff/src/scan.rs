@@ -49,6 +49,15 @@ fn ws(b: &[u8], mut i: usize) -> usize {
 /// Index just past the string starting at `i` (which holds `"`).
 fn skip_string(b: &[u8], i: usize) -> Result<usize> {
     let mut j = i + 1;
+    // Most cells are short: a plain loop beats setting up a vector search.
+    let stop = (j + 32).min(b.len());
+    while j < stop {
+        match b[j] {
+            b'"' => return Ok(j + 1),
+            b'\\' => j += 2,
+            _ => j += 1,
+        }
+    }
     loop {
         let Some(k) = b.get(j..).and_then(|rest| memchr2(b'"', b'\\', rest)) else {
             return err(i, "unterminated string");
@@ -112,6 +121,20 @@ pub(crate) fn members(
     i: usize,
     mut f: impl FnMut(Span, Span) -> Result<()>,
 ) -> Result<usize> {
+    members_raw(b, i, |name, at| {
+        let end = skip_value(b, at)?;
+        f(name, (to_u32(at, at)?, to_u32(end, at)?))?;
+        Ok(end)
+    })
+}
+
+/// Calls `f(name, value_start)` for each member of the object at `i`; `f`
+/// reads the value and returns the index past it.
+fn members_raw(
+    b: &[u8],
+    i: usize,
+    mut f: impl FnMut(Span, usize) -> Result<usize>,
+) -> Result<usize> {
     let mut j = ws(b, i);
     if b.get(j) != Some(&b'{') {
         return err(j, "object expected");
@@ -131,8 +154,10 @@ pub(crate) fn members(
             return err(j, "':' expected");
         }
         j = ws(b, j + 1);
-        let end = skip_value(b, j)?;
-        f(name, (to_u32(j, j)?, to_u32(end, j)?))?;
+        let end = f(name, j)?;
+        if end <= j {
+            return err(j, "value expected");
+        }
         j = ws(b, end);
         match b.get(j) {
             Some(b',') => j = ws(b, j + 1),
@@ -142,8 +167,9 @@ pub(crate) fn members(
     }
 }
 
-/// Calls `f(element)` for each element of the array at `i`.
-pub(crate) fn elements(b: &[u8], i: usize, mut f: impl FnMut(Span) -> Result<()>) -> Result<usize> {
+/// Calls `f(element_start)` for each element of the array at `i`; `f`
+/// reads the element and returns the index past it.
+fn elements_raw(b: &[u8], i: usize, mut f: impl FnMut(usize) -> Result<usize>) -> Result<usize> {
     let mut j = ws(b, i);
     if b.get(j) != Some(&b'[') {
         return err(j, "array expected");
@@ -153,8 +179,10 @@ pub(crate) fn elements(b: &[u8], i: usize, mut f: impl FnMut(Span) -> Result<()>
         return Ok(j + 1);
     }
     loop {
-        let end = skip_value(b, j)?;
-        f((to_u32(j, j)?, to_u32(end, j)?))?;
+        let end = f(j)?;
+        if end <= j {
+            return err(j, "value expected");
+        }
         j = ws(b, end);
         match b.get(j) {
             Some(b',') => j = ws(b, j + 1),
@@ -173,66 +201,95 @@ pub(crate) struct ItemSpans {
     pub(crate) rowid: Option<Span>,
     /// The `table` string (quotes included).
     pub(crate) table: Span,
+    /// The row's members: a range of [`RowsScan::cells`].
+    pub(crate) cells: (u32, u32),
+}
+
+/// The row items of a part line.
+#[derive(Debug, Default)]
+pub(crate) struct RowsScan {
+    /// The items.
+    pub(crate) items: Vec<ItemSpans>,
+    /// Every row's members, `(name, value)`, row after row.
+    pub(crate) cells: Vec<(Span, Span)>,
 }
 
 /// What a part line holds, as far as the row diff cares.
 #[derive(Debug)]
 pub(crate) enum PartScan {
     /// Row items.
-    Rows(Vec<ItemSpans>),
+    Rows(RowsScan),
     /// An object or payload chunk (or no items).
     Other,
 }
 
-/// Scans a part line: its items' `row`, `rowid` and `table` spans.
+/// Scans a part line in one pass: its items' `row`, `rowid` and `table`
+/// spans and the members of each row.
 pub(crate) fn scan_part(b: &[u8]) -> Result<PartScan> {
-    let mut items_at = None;
-    let end = members(b, 0, |name, value| {
-        if slice(b, name) == b"\"items\"" {
-            items_at = Some(value.0 as usize);
+    let mut scan = RowsScan::default();
+    let mut other = false;
+    let mut saw_items = false;
+    let end = members_raw(b, 0, |name, at| {
+        if slice(b, name) != b"\"items\"" {
+            return skip_value(b, at);
         }
-        Ok(())
+        saw_items = true;
+        elements_raw(b, at, |at| {
+            let mut kind = None;
+            let mut row = None;
+            let mut rowid = None;
+            let mut table = None;
+            let first = scan.cells.len();
+            let end = members_raw(b, at, |name, at| {
+                let name = slice(b, name);
+                if name == b"\"row\"" {
+                    let end = members(b, at, |n, v| {
+                        scan.cells.push((n, v));
+                        Ok(())
+                    })?;
+                    row = Some((to_u32(at, at)?, to_u32(end, at)?));
+                    return Ok(end);
+                }
+                let end = skip_value(b, at)?;
+                let span = (to_u32(at, at)?, to_u32(end, at)?);
+                match name {
+                    b"\"kind\"" => kind = Some(span),
+                    b"\"rowid\"" => rowid = Some(span),
+                    b"\"table\"" => table = Some(span),
+                    _ => {}
+                }
+                Ok(end)
+            })?;
+            match kind.map(|k| slice(b, k)) {
+                Some(b"\"row\"") => match (row, table) {
+                    (Some(row), Some(table)) => {
+                        let cells = (to_u32(first, at)?, to_u32(scan.cells.len(), at)?);
+                        scan.items.push(ItemSpans {
+                            row,
+                            rowid,
+                            table,
+                            cells,
+                        });
+                    }
+                    _ => return err(at, "a row item without row or table"),
+                },
+                _ => {
+                    scan.cells.truncate(first);
+                    other = true;
+                }
+            }
+            Ok(end)
+        })
     })?;
     if ws(b, end) != b.len() {
         return err(end, "text after the record");
     }
-    let Some(items_at) = items_at else {
+    if !saw_items {
         return err(0, "a part without items");
-    };
-    let mut rows = Vec::new();
-    let mut other = false;
-    elements(b, items_at, |item| {
-        let mut kind = None;
-        let mut row = None;
-        let mut rowid = None;
-        let mut table = None;
-        members(b, item.0 as usize, |name, value| {
-            match slice(b, name) {
-                b"\"kind\"" => kind = Some(value),
-                b"\"row\"" => row = Some(value),
-                b"\"rowid\"" => rowid = Some(value),
-                b"\"table\"" => table = Some(value),
-                _ => {}
-            }
-            Ok(())
-        })?;
-        match kind.map(|k| slice(b, k)) {
-            Some(b"\"row\"") => match (row, table) {
-                (Some(row), Some(table)) => {
-                    rows.push(ItemSpans { row, rowid, table });
-                    Ok(())
-                }
-                _ => err(item.0 as usize, "a row item without row or table"),
-            },
-            _ => {
-                other = true;
-                Ok(())
-            }
-        }
-    })?;
-    match (rows.is_empty(), other) {
-        (false, true) => err(items_at, "a part mixing row items with other items"),
-        (false, false) => Ok(PartScan::Rows(rows)),
+    }
+    match (scan.items.is_empty(), other) {
+        (false, true) => err(0, "a part mixing row items with other items"),
+        (false, false) => Ok(PartScan::Rows(scan)),
         (true, _) => Ok(PartScan::Other),
     }
 }
@@ -321,9 +378,12 @@ mod tests {
     #[test]
     fn scans_a_rows_part() {
         let line = br#"{"index":0,"items":[{"index":0,"kind":"row","row":{"a":"x\"}","b":[1,{"c":2}]},"rowid":5,"table":"t"},{"index":1,"kind":"row","row":{},"table":"t"}],"kind":"part"}"#;
-        let PartScan::Rows(items) = scan_part(line).unwrap() else {
+        let PartScan::Rows(scan) = scan_part(line).unwrap() else {
             panic!("rows expected")
         };
+        let items = &scan.items;
+        assert_eq!(items[0].cells, (0, 2));
+        assert_eq!(items[1].cells, (2, 2));
         assert_eq!(items.len(), 2);
         assert_eq!(
             slice(line, items[0].row),

@@ -448,11 +448,11 @@ fn rows_of(
 ) -> Result<Option<PartRows>, Error> {
     let bad =
         |e: scan::ScanError| ctx.malformed(info.number, format!("{} at byte {}", e.what, e.at));
-    let items = match scan::scan_part(&bytes).map_err(bad)? {
+    let scanned = match scan::scan_part(&bytes).map_err(bad)? {
         PartScan::Other => return Ok(None),
-        PartScan::Rows(items) => items,
+        PartScan::Rows(scanned) => scanned,
     };
-    let Some(first) = items.first() else {
+    let Some(first) = scanned.items.first() else {
         return Ok(None);
     };
     let tname = scan::slice(&bytes, first.table);
@@ -466,8 +466,8 @@ fn rows_of(
         ));
     };
     let t = &tables[table];
-    let mut part =
-        extract(bytes, &items, table, t, info.offset).map_err(|m| ctx.malformed(info.number, m))?;
+    let mut part = extract(bytes, &scanned, table, t, info.offset)
+        .map_err(|m| ctx.malformed(info.number, m))?;
     let k = t.pk.len();
     let mut ordered = match last_key {
         Some((lt, lk)) if *lt == table => lk.as_ref().cmp(&part.key(0, k)).is_lt(),
@@ -494,7 +494,7 @@ pub(crate) fn rescan(
     offset: u64,
 ) -> Result<PartRows, String> {
     match scan::scan_part(&bytes) {
-        Ok(PartScan::Rows(items)) => extract(bytes, &items, table, t, offset),
+        Ok(PartScan::Rows(scanned)) => extract(bytes, &scanned, table, t, offset),
         Ok(PartScan::Other) => Err("the line re-read holds no rows".into()),
         Err(e) => Err(format!("{} at byte {}", e.what, e.at)),
     }
@@ -502,11 +502,12 @@ pub(crate) fn rescan(
 
 fn extract(
     bytes: Vec<u8>,
-    items: &[scan::ItemSpans],
+    scanned: &scan::RowsScan,
     table: usize,
     t: &SideTable,
     offset: u64,
 ) -> Result<PartRows, String> {
+    let items = &scanned.items;
     let n = t.columns.len();
     let k = t.pk.len();
     let tname = items
@@ -520,23 +521,22 @@ fn extract(
             return Err("a part with rows of two tables".into());
         }
         let row_cells = &mut cells[i * n..(i + 1) * n];
-        let mut next = 0usize;
-        scan::members(&bytes, it.row.0 as usize, |name, value| {
+        let members = scanned
+            .cells
+            .get(it.cells.0 as usize..it.cells.1 as usize)
+            .unwrap_or(&[]);
+        for (m, &(name, value)) in members.iter().enumerate() {
             let name = scan::slice(&bytes, name);
-            // Canonical rows list columns in this order: try the next one
-            // first.
-            let at = if t.columns.get(next).is_some_and(|c| c.1 == name) {
-                Some(next)
+            // Canonical rows list exactly the columns, in this order.
+            let at = if t.columns.get(m).is_some_and(|c| c.1 == name) {
+                Some(m)
             } else {
                 t.columns.iter().position(|c| c.1 == name)
             };
             if let Some(at) = at {
                 row_cells[at] = value;
-                next = at + 1;
             }
-            Ok(())
-        })
-        .map_err(|e| format!("{} at byte {}", e.what, e.at))?;
+        }
         keys.extend(t.pk.iter().map(|&p| row_cells[p]));
         let rowid = if t.has_rowid {
             let span = it.rowid.ok_or("a row item without rowid")?;

@@ -53,6 +53,7 @@ enum Command {
     Inspect(cmd::inspect::Args),
     Gen(cmd::gen::Args),
     Repart(cmd::repart::Args),
+    Diff(cmd::diff::Args),
 }
 
 /// Runs the chosen command.
@@ -63,6 +64,7 @@ fn run(command: Command, ctx: &Context) -> CmdResult {
         Command::Inspect(args) => cmd::inspect::run(args, ctx),
         Command::Gen(args) => cmd::gen::run(args, ctx),
         Command::Repart(args) => cmd::repart::run(args, ctx),
+        Command::Diff(args) => cmd::diff::run(args, ctx),
     }
 }
 

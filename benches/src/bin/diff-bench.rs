@@ -1,0 +1,208 @@
+//! `ndarc diff` throughput and memory on two generated exports.
+//!
+//! ```sh
+//! cargo run --release -p ndarc-benches --bin diff-bench -- [--rows 5000000] [--dir target/bench-data] [--runs 3]
+//! ```
+//!
+//! Generates (deterministically, once; reused while the files exist) a first
+//! export of about `--rows` rows over eight tables of mixed key kinds and a
+//! "later export" of it (ndarc-testkit `Later`): 1 % of rows changed, 0.2 %
+//! added, 0.2 % removed, one object and a payload changed. With the default
+//! 5 M rows each file is about 1 GiB.
+//!
+//! Then, best of `--runs`, each in a fresh child process so that its peak
+//! memory is the diff's alone, it runs `ndarc_diff::diff` on the two files
+//! verified (the default) and with `no_verify`, and reports wall time,
+//! MB/s over both inputs, and peak resident memory (VmHWM from
+//! /proc/self/status: inputs are read through bounded buffers, not mapped,
+//! so this is the diff's own memory).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use ndarc_testkit::{GenOptions, Later, Rows, TableKind};
+
+struct Args {
+    rows: u64,
+    dir: PathBuf,
+    runs: usize,
+    measure: Option<(PathBuf, PathBuf, bool)>,
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        rows: 5_000_000,
+        dir: PathBuf::from("target/bench-data"),
+        runs: 3,
+        measure: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(k) = it.next() {
+        match k.as_str() {
+            "--rows" => a.rows = it.next().and_then(|v| v.parse().ok()).expect("--rows N"),
+            "--dir" => a.dir = PathBuf::from(it.next().expect("--dir DIR")),
+            "--runs" => a.runs = it.next().and_then(|v| v.parse().ok()).expect("--runs N"),
+            // Internal: one measured diff in this (child) process.
+            "--measure" => {
+                let x = PathBuf::from(it.next().expect("--measure A B verify|no-verify"));
+                let y = PathBuf::from(it.next().expect("--measure A B verify|no-verify"));
+                let v = it.next().expect("--measure A B verify|no-verify") == "verify";
+                a.measure = Some((x, y, v));
+            }
+            other => panic!("unknown option {other}; see the doc comment of diff-bench.rs"),
+        }
+    }
+    a
+}
+
+const KINDS: [TableKind; 8] = [
+    TableKind::Orders,
+    TableKind::Events,
+    TableKind::LegacyRows,
+    TableKind::ShadowedRowid,
+    TableKind::Tags,
+    TableKind::KvStore,
+    TableKind::Audit,
+    TableKind::Unicode,
+];
+
+fn options(rows: u64) -> GenOptions {
+    GenOptions {
+        seed: 11,
+        kinds: Some(KINDS.to_vec()),
+        tables: KINDS.len(),
+        rows: Rows::Exactly((rows / KINDS.len() as u64).max(1)),
+        objects: 6,
+        object_bytes: 1 << 16,
+        payloads: 2,
+        payload_bytes: 4096,
+        ..GenOptions::default()
+    }
+}
+
+fn later() -> Later {
+    Later {
+        seed: 5,
+        changed: 0.01,
+        added: 0.002,
+        removed: 0.002,
+        binary: true,
+    }
+}
+
+fn ensure(path: &Path, opts: &GenOptions) {
+    if path.exists() {
+        return;
+    }
+    std::fs::create_dir_all(path.parent().expect("a directory")).expect("create the directory");
+    let t = Instant::now();
+    let tmp = path.with_extension("partial");
+    let file = std::fs::File::create(&tmp).expect("create");
+    let mut f = std::io::BufWriter::with_capacity(1 << 20, file);
+    let s = ndarc_testkit::generate(opts, &mut f).expect("generate");
+    drop(f);
+    std::fs::rename(&tmp, path).expect("rename");
+    let rows: u64 = s.tables.iter().map(|t| t.rows).sum();
+    eprintln!(
+        "generated {} ({} rows, {:.0} MiB) in {:.1} s",
+        path.display(),
+        rows,
+        s.bytes as f64 / (1 << 20) as f64,
+        t.elapsed().as_secs_f64()
+    );
+}
+
+fn vm_hwm_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|n| n.parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+fn measure(a: &Path, b: &Path, verify: bool) {
+    let opts = ndarc_diff::Options {
+        no_verify: !verify,
+        ..ndarc_diff::Options::default()
+    };
+    let t = Instant::now();
+    let d = ndarc_diff::diff(
+        ndarc_diff::Source::Path(a),
+        ndarc_diff::Source::Path(b),
+        &opts,
+    )
+    .expect("diff");
+    let secs = t.elapsed().as_secs_f64();
+    let (added, removed, changed) = d.row_totals();
+    // One line for the parent: seconds, KiB, counts.
+    println!(
+        "{secs} {} {added} {removed} {changed} {} {}",
+        vm_hwm_kib(),
+        d.objects.changed.len(),
+        d.payloads.changed.len()
+    );
+}
+
+fn main() {
+    let args = args();
+    if let Some((a, b, verify)) = &args.measure {
+        measure(a, b, *verify);
+        return;
+    }
+    let base = options(args.rows);
+    let a = args.dir.join(format!("diff-{}-a.ndjson", args.rows));
+    let b = args.dir.join(format!("diff-{}-b.ndjson", args.rows));
+    ensure(&a, &base);
+    ensure(&b, &base.with_later(later()));
+    let bytes = std::fs::metadata(&a).map(|m| m.len()).unwrap_or(0)
+        + std::fs::metadata(&b).map(|m| m.len()).unwrap_or(0);
+    let exe = std::env::current_exe().expect("current exe");
+    println!(
+        "inputs: {} + {} ({:.0} MiB together), {} core(s)",
+        a.display(),
+        b.display(),
+        bytes as f64 / (1 << 20) as f64,
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    for verify in [true, false] {
+        let mut best: Option<(f64, u64, String)> = None;
+        for _ in 0..args.runs.max(1) {
+            let out = Command::new(&exe)
+                .arg("--measure")
+                .arg(&a)
+                .arg(&b)
+                .arg(if verify { "verify" } else { "no-verify" })
+                .output()
+                .expect("run the measuring child");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            let f: Vec<&str> = line.split(' ').collect();
+            let secs: f64 = f[0].parse().expect("seconds");
+            let kib: u64 = f[1].parse().expect("KiB");
+            let counts = format!(
+                "rows +{} -{} ~{}, objects ~{}, payloads ~{}",
+                f[2], f[3], f[4], f[5], f[6]
+            );
+            if best.as_ref().is_none_or(|x| secs < x.0) {
+                best = Some((secs, kib, counts));
+            }
+        }
+        if let Some((secs, kib, counts)) = best {
+            println!(
+                "diff {:<10} {:>6.2} s  {:>7.0} MB/s  peak RSS (VmHWM) {:>5.0} MiB  [{counts}]",
+                if verify { "verified" } else { "no-verify" },
+                secs,
+                bytes as f64 / 1e6 / secs,
+                kib as f64 / 1024.0
+            );
+        }
+    }
+}

@@ -1,0 +1,572 @@
+//! Diffs of generated pairs: self-diffs, mirror images, repartitioned
+//! copies, ignoring, unordered rows, refusals.
+
+use ndarc_diff::{diff, Diff, Error, Options, Source, TableDiff};
+use ndarc_json::{Object, Value};
+use ndarc_testkit::{arb_later, arb_options, generate_vec, repartition, GenOptions, Later};
+use proptest::prelude::*;
+
+fn run(a: &[u8], b: &[u8], o: &Options) -> Result<Diff, Error> {
+    diff(Source::Bytes(a), Source::Bytes(b), o)
+}
+
+fn pair(o: &GenOptions, later: Later) -> (Vec<u8>, Vec<u8>, ndarc_testkit::Summary) {
+    let (a, _) = generate_vec(o).expect("generate");
+    let (b, s) = generate_vec(&o.with_later(later)).expect("generate later");
+    (a, b, s)
+}
+
+/// `d` and `m` are mirror images: added ↔ removed, before ↔ after.
+fn assert_mirror(d: &Diff, m: &Diff) {
+    assert_eq!(d.equal, m.equal);
+    assert_eq!(d.tables.len(), m.tables.len());
+    for (t, u) in d.tables.iter().zip(&m.tables) {
+        assert_eq!(t.name, u.name);
+        assert_eq!(t.added, u.removed, "{}", t.name);
+        assert_eq!(t.removed, u.added, "{}", t.name);
+        let mut x: Vec<_> = t
+            .changed
+            .iter()
+            .map(|c| (c.key.clone(), c.cells.clone()))
+            .collect();
+        let mut y: Vec<_> = u
+            .changed
+            .iter()
+            .map(|c| {
+                let cells = c
+                    .cells
+                    .iter()
+                    .map(|cell| ndarc_diff::CellChange {
+                        column: cell.column.clone(),
+                        before: cell.after.clone(),
+                        after: cell.before.clone(),
+                    })
+                    .collect();
+                (c.key.clone(), cells)
+            })
+            .collect();
+        x.sort_by(|p, q| p.0.cmp(&q.0));
+        y.sort_by(|p, q| p.0.cmp(&q.0));
+        assert_eq!(x, y, "{}", t.name);
+    }
+    assert_eq!(d.objects.added, m.objects.removed);
+    assert_eq!(d.objects.removed, m.objects.added);
+    let swapped: Vec<_> = m
+        .objects
+        .changed
+        .iter()
+        .map(|(b, a)| (a.clone(), b.clone()))
+        .collect();
+    let mut x = d.objects.changed.clone();
+    let mut y = swapped;
+    x.sort_by(|p, q| (&p.0.bucket, &p.0.key).cmp(&(&q.0.bucket, &q.0.key)));
+    y.sort_by(|p, q| (&p.0.bucket, &p.0.key).cmp(&(&q.0.bucket, &q.0.key)));
+    assert_eq!(x, y);
+    assert_eq!(d.payloads.added, m.payloads.removed);
+    assert_eq!(d.payloads.removed, m.payloads.added);
+    assert_eq!(d.schema.tables_added, m.schema.tables_removed);
+    assert_eq!(d.configuration.added, m.configuration.removed);
+    assert_eq!(d.has_differences(), m.has_differences());
+}
+
+fn assert_matches_summary(d: &Diff, s: &ndarc_testkit::Summary) {
+    for t in &s.tables {
+        let got = d.tables.iter().find(|x| x.name == t.name);
+        let n = |x: Option<&TableDiff>| {
+            x.map_or((0, 0, 0), |x| {
+                (
+                    x.added.len() as u64,
+                    x.removed.len() as u64,
+                    x.changed.len() as u64,
+                )
+            })
+        };
+        assert_eq!(n(got), (t.added, t.removed, t.changed), "table {}", t.name);
+    }
+    let keys = |l: &[ndarc_format::manifest::ObjectEntry]| -> Vec<String> {
+        l.iter().map(ndarc_diff::object_key).collect()
+    };
+    assert_eq!(keys(&d.objects.added), s.objects.added);
+    assert_eq!(keys(&d.objects.removed), s.objects.removed);
+    let changed: Vec<String> = d
+        .objects
+        .changed
+        .iter()
+        .map(|(b, _)| ndarc_diff::object_key(b))
+        .collect();
+    assert_eq!(changed, s.objects.changed);
+    let pkeys: Vec<String> = d
+        .payloads
+        .changed
+        .iter()
+        .map(|(b, _)| ndarc_diff::payload_key(b))
+        .collect();
+    assert_eq!(pkeys, s.payloads.changed);
+}
+
+#[test]
+fn self_diff_is_empty() {
+    for seed in 0..4 {
+        let (a, _) = generate_vec(&GenOptions::small(seed)).unwrap();
+        let d = run(&a, &a, &Options::default()).unwrap();
+        assert!(d.equal && !d.has_differences() && d.verified, "seed {seed}");
+        assert!(d.tables.is_empty() && !d.schema_changed && !d.configuration_changed);
+        assert!(!d.objects.has_changes() && !d.payloads.has_changes());
+    }
+}
+
+#[test]
+fn later_exports_match_the_generator_and_mirror() {
+    for seed in 0..6 {
+        let o = GenOptions::small(seed);
+        let later = Later {
+            seed: seed + 100,
+            ..Later::default()
+        };
+        let (a, b, s) = pair(&o, later);
+        let d = run(&a, &b, &Options::default()).unwrap();
+        assert!(!d.equal && d.has_differences());
+        assert_matches_summary(&d, &s);
+        let m = run(&b, &a, &Options::default()).unwrap();
+        assert_mirror(&d, &m);
+        // The same with no verification, and by keys only.
+        let nv = run(
+            &a,
+            &b,
+            &Options {
+                no_verify: true,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(nv.tables, d.tables);
+        assert!(!nv.verified);
+        let k = run(
+            &a,
+            &b,
+            &Options {
+                keys_only: true,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        for (x, y) in k.tables.iter().zip(&d.tables) {
+            assert_eq!((&x.added, &x.removed), (&y.added, &y.removed));
+            let keys: Vec<_> = y.changed.iter().map(|c| c.key.clone()).collect();
+            assert_eq!(
+                x.changed.iter().map(|c| c.key.clone()).collect::<Vec<_>>(),
+                keys
+            );
+            assert!(x.changed.iter().all(|c| c.cells.is_empty()));
+        }
+    }
+}
+
+#[test]
+fn other_part_sizes_diff_as_equal() {
+    for seed in 0..3 {
+        let o = GenOptions::small(seed);
+        let (a, b, _) = pair(&o, Later::default());
+        for size in [5000usize, 9000, 1 << 20] {
+            let mut r = Vec::new();
+            repartition(&a, size, &mut r).unwrap();
+            let d = run(&a, &r, &Options::default()).unwrap();
+            assert!(d.equal && !d.has_differences(), "seed {seed} size {size}");
+            // And against the later export, the same differences.
+            let x = run(&a, &b, &Options::default()).unwrap();
+            let y = run(&r, &b, &Options::default()).unwrap();
+            assert_eq!(x.tables, y.tables);
+            assert_eq!(x.objects, y.objects);
+        }
+    }
+}
+
+#[test]
+fn ignoring_columns_removes_exactly_those_changes() {
+    let o = GenOptions::small(7);
+    let (a, b, _) = pair(
+        &o,
+        Later {
+            changed: 0.3,
+            ..Later::default()
+        },
+    );
+    let full = run(&a, &b, &Options::default()).unwrap();
+    // Pick, per table, one column that changed somewhere.
+    let mut picked = Vec::new();
+    for t in &full.tables {
+        if let Some(c) = t.changed.iter().flat_map(|c| &c.cells).next() {
+            picked.push((t.name.clone(), c.column.clone()));
+        }
+    }
+    assert!(!picked.is_empty());
+    let patterns: Vec<String> = picked.iter().map(|(t, c)| format!("{t}.{c}")).collect();
+    let ig = run(
+        &a,
+        &b,
+        &Options {
+            ignore_columns: patterns,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    for t in &full.tables {
+        let col = picked
+            .iter()
+            .find(|(n, _)| n == &t.name)
+            .map(|(_, c)| c.as_str());
+        let expected: Vec<(String, Vec<String>)> = t
+            .changed
+            .iter()
+            .map(|c| {
+                (
+                    c.key.clone(),
+                    c.cells
+                        .iter()
+                        .filter(|x| Some(x.column.as_str()) != col)
+                        .map(|x| x.column.clone())
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .filter(|(_, cells)| !cells.is_empty())
+            .collect();
+        let got: Vec<(String, Vec<String>)> = ig
+            .tables
+            .iter()
+            .find(|x| x.name == t.name)
+            .map(|x| {
+                x.changed
+                    .iter()
+                    .map(|c| {
+                        (
+                            c.key.clone(),
+                            c.cells.iter().map(|x| x.column.clone()).collect(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(got, expected, "table {}", t.name);
+        if let Some(x) = ig.tables.iter().find(|x| x.name == t.name) {
+            assert_eq!((&x.added, &x.removed), (&t.added, &t.removed));
+            let scope = x.scope.as_ref().expect("a scope when columns are ignored");
+            assert_eq!(scope.ignored, vec![col.unwrap_or_default().to_string()]);
+        }
+    }
+    // Ignoring every table leaves only objects, payloads and the like.
+    let none = run(
+        &a,
+        &b,
+        &Options {
+            ignore_tables: vec!["*".into()],
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    assert!(none.tables.is_empty() && !none.schema.has_changes());
+    assert!(none.has_differences(), "objects and payloads still differ");
+    // Only ignored noise: no differences.
+    let (c, _) = generate_vec(&o).unwrap();
+    let touched =
+        ndarc_testkit::reseal(&rewrite_cells(&c, "tags", "color", &Value::from("#000000")))
+            .unwrap();
+    let d = run(&c, &touched, &Options::default()).unwrap();
+    assert!(d.has_differences());
+    let d = run(
+        &c,
+        &touched,
+        &Options {
+            ignore_columns: vec!["TAGS.col*".into()],
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    assert!(!d.has_differences() && !d.equal, "{:?}", d.tables);
+}
+
+/// Every line of `archive` as a JSON value.
+fn lines(archive: &[u8]) -> Vec<Value<'static>> {
+    archive
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| ndarc_json::parse(l).unwrap().into_owned())
+        .collect()
+}
+
+fn join(lines: &[Value<'_>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for l in lines {
+        ndarc_json::write_canonical(l, &mut out);
+        out.push(b'\n');
+    }
+    out
+}
+
+fn rewrite_items(archive: &[u8], mut f: impl FnMut(&mut Object<'static>)) -> Vec<u8> {
+    let mut ls = lines(archive);
+    for l in ls.iter_mut().skip(1) {
+        if let Value::Object(o) = l {
+            if let Some(Value::Array(items)) = o.get_mut("items") {
+                for it in items.iter_mut() {
+                    if let Value::Object(io) = it {
+                        f(io);
+                    }
+                }
+            }
+        }
+    }
+    join(&ls)
+}
+
+/// Sets `column` of every row of `table` (that has it) to `v`.
+fn rewrite_cells(archive: &[u8], table: &str, column: &str, v: &Value<'static>) -> Vec<u8> {
+    rewrite_items(archive, |item| {
+        if item.get("table").and_then(Value::as_str) == Some(table) {
+            if let Some(Value::Object(row)) = item.get_mut("row") {
+                if row.contains_key(column) {
+                    row.insert(column.to_string(), v.clone());
+                }
+            }
+        }
+    })
+}
+
+/// The rows of `table` in reverse order (indexes renumbered), so that they
+/// are out of key order.
+fn reverse_table(archive: &[u8], table: &str) -> Vec<u8> {
+    let ls = lines(archive);
+    let mut rows: Vec<Value<'static>> = Vec::new();
+    for l in &ls {
+        for it in l.get("items").and_then(Value::as_array).unwrap_or(&[]) {
+            if it.get("table").and_then(Value::as_str) == Some(table) {
+                rows.push(it.clone());
+            }
+        }
+    }
+    rows.reverse();
+    let mut next = 0usize;
+    let mut ls = ls;
+    for l in ls.iter_mut().skip(1) {
+        if let Value::Object(o) = l {
+            if let Some(Value::Array(items)) = o.get_mut("items") {
+                for it in items.iter_mut() {
+                    if it.get("table").and_then(Value::as_str) == Some(table) {
+                        let mut r = rows[next].clone();
+                        if let Value::Object(ro) = &mut r {
+                            ro.insert("index", Value::Number(next as f64));
+                        }
+                        *it = r;
+                        next += 1;
+                    }
+                }
+            }
+        }
+    }
+    ndarc_testkit::reseal(&join(&ls)).unwrap()
+}
+
+#[test]
+fn rows_out_of_key_order_go_through_the_index() {
+    let o = GenOptions {
+        part_bytes: 1024,
+        ..GenOptions::small(5)
+    };
+    let (a, b, _) = pair(
+        &o,
+        Later {
+            changed: 0.3,
+            added: 0.2,
+            removed: 0.2,
+            ..Later::default()
+        },
+    );
+    let ordered = run(&a, &b, &Options::default()).unwrap();
+    for (ra, rb) in [(true, false), (false, true), (true, true)] {
+        let mut x = a.clone();
+        let mut y = b.clone();
+        for t in ["tags", "Audit", "kv_store"] {
+            if ra {
+                x = reverse_table(&x, t);
+            }
+            if rb {
+                y = reverse_table(&y, t);
+            }
+        }
+        let d = run(&x, &y, &Options::default()).unwrap();
+        assert!(
+            d.before.warnings + d.after.warnings > 0,
+            "key order warnings expected"
+        );
+        assert_eq!(d.tables.len(), ordered.tables.len());
+        for (t, u) in d.tables.iter().zip(&ordered.tables) {
+            let sorted = |v: &[String]| {
+                let mut v = v.to_vec();
+                v.sort();
+                v
+            };
+            assert_eq!(sorted(&t.added), sorted(&u.added), "{}", t.name);
+            assert_eq!(sorted(&t.removed), sorted(&u.removed), "{}", t.name);
+            let mut c1: Vec<_> = t
+                .changed
+                .iter()
+                .map(|c| (c.key.clone(), c.cells.clone()))
+                .collect();
+            let mut c2: Vec<_> = u
+                .changed
+                .iter()
+                .map(|c| (c.key.clone(), c.cells.clone()))
+                .collect();
+            c1.sort_by(|p, q| p.0.cmp(&q.0));
+            c2.sort_by(|p, q| p.0.cmp(&q.0));
+            assert_eq!(c1, c2, "{}", t.name);
+            if ["tags", "Audit", "kv_store"].contains(&t.name.as_str()) {
+                assert!(t.unordered, "{}", t.name);
+            }
+        }
+        if ra && !rb {
+            // Removed keys come in the first archive's order: reversed.
+            if let (Some(t), Some(u)) = (
+                d.tables.iter().find(|t| t.name == "tags"),
+                ordered.tables.iter().find(|t| t.name == "tags"),
+            ) {
+                let mut rev = u.removed.clone();
+                rev.reverse();
+                assert_eq!(t.removed, rev);
+            }
+        }
+    }
+}
+
+#[test]
+fn refusals() {
+    let o = GenOptions::small(2);
+    let (a, _) = generate_vec(&o).unwrap();
+    let (c, _) = generate_vec(&GenOptions {
+        product: "other".into(),
+        ..o.clone()
+    })
+    .unwrap();
+    match run(&a, &c, &Options::default()) {
+        Err(Error::ProductMismatch { before, after }) => assert_eq!(
+            (before.as_str(), after.as_str()),
+            ("ndarc-testkit", "other")
+        ),
+        other => panic!("expected a product mismatch, got {other:?}"),
+    }
+    let d = run(
+        &a,
+        &c,
+        &Options {
+            allow_product_mismatch: true,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    assert!(d.has_differences() && !d.equal && d.tables.is_empty());
+    // An invalid input: its findings, for the side that is invalid.
+    let mut bad = a.clone();
+    let at = bad.len() / 2;
+    bad[at] ^= 0x01;
+    match run(&a, &bad, &Options::default()) {
+        Err(Error::Invalid {
+            side,
+            findings,
+            errors,
+            ..
+        }) => {
+            assert_eq!(side, ndarc_diff::Side::After);
+            assert!(errors > 0 && !findings.is_empty());
+        }
+        other => panic!("expected invalid, got {other:?}"),
+    }
+    assert!(matches!(
+        run(b"", &a, &Options::default()),
+        Err(Error::Invalid {
+            side: ndarc_diff::Side::Before,
+            ..
+        })
+    ));
+    assert!(matches!(
+        run(
+            &a,
+            &a,
+            &Options {
+                ignore_columns: vec!["nodot".into()],
+                ..Options::default()
+            }
+        ),
+        Err(Error::Pattern { .. })
+    ));
+    // Garbage never panics, verified or not.
+    for n in [0usize, 1, 10, 100, 1000] {
+        let g: Vec<u8> = a.iter().take(n).copied().collect();
+        let _ = run(&g, &a, &Options::default());
+        let _ = run(
+            &g,
+            &a,
+            &Options {
+                no_verify: true,
+                ..Options::default()
+            },
+        );
+    }
+}
+
+#[test]
+fn no_verify_canonicalizes_lines() {
+    let (a, _) = generate_vec(&GenOptions::small(4)).unwrap();
+    // The same archive with whitespace in every part line: not canonical,
+    // the same content.
+    let spaced: Vec<u8> = {
+        let text = String::from_utf8(a.clone()).unwrap();
+        let mut out = String::new();
+        for (i, line) in text.lines().enumerate() {
+            if i > 0 && line.starts_with("{\"index\"") {
+                out.push_str(
+                    &line
+                        .replacen("{\"index\":", "{ \"index\" : ", 1)
+                        .replace(",\"kind\":\"row\"", " , \"kind\": \"row\""),
+                );
+            } else {
+                out.push_str(line);
+            }
+            out.push('\n');
+        }
+        out.into_bytes()
+    };
+    assert!(matches!(
+        run(&a, &spaced, &Options::default()),
+        Err(Error::Invalid { .. })
+    ));
+    let d = run(
+        &a,
+        &spaced,
+        &Options {
+            no_verify: true,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    assert!(
+        !d.has_differences() && d.tables.is_empty(),
+        "{:?}",
+        d.tables
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// diff(a, b) and diff(b, a) are mirror images, and self-diffs are empty.
+    #[test]
+    fn mirror_images(o in arb_options(), later in arb_later()) {
+        let o = GenOptions { later: None, ..o };
+        let (a, b, s) = pair(&o, later);
+        let d = run(&a, &b, &Options::default()).unwrap();
+        let m = run(&b, &a, &Options::default()).unwrap();
+        assert_mirror(&d, &m);
+        assert_matches_summary(&d, &s);
+        let e = run(&b, &b, &Options::default()).unwrap();
+        prop_assert!(e.equal && !e.has_differences());
+    }
+}

@@ -1,0 +1,221 @@
+//! `ndarc diff`: row-, cell-, schema- and object-level differences between
+//! two archives, for people and for CI.
+
+use std::path::{Path, PathBuf};
+
+use ndarc_diff::render::{self, RenderOptions};
+use ndarc_diff::{Error, Source};
+
+use crate::exit::{CmdResult, Failure, Status};
+use crate::io::{is_stdio, OutputArgs};
+use crate::term::{diagnostic, Location};
+use crate::Context;
+
+/// Output formats of `diff`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// For people: per table a summary line, then the changes.
+    #[default]
+    Human,
+    /// One JSON document (a superset of the producer's `diffArchives`
+    /// result).
+    Json,
+    /// A summary table and `<details>` sections, for CI job summaries and
+    /// pull-request comments.
+    Markdown,
+}
+
+const EXAMPLES: &str = "\
+Examples:
+  What changed between two exports:
+    ndarc diff monday.ndjson tuesday.ndjson
+
+  In CI: fail the job on differences, keep a summary for the run page:
+    ndarc diff --format markdown expected.ndjson actual.ndjson >> \"$GITHUB_STEP_SUMMARY\"
+
+  Ignore noise: audit tables and every updated_at column:
+    ndarc diff --ignore-table 'audit_*' --ignore-column '*.updated_at' a.ndjson b.ndjson
+
+  Counts per table only; keys without cell detail; machine-readable:
+    ndarc diff --stat a.ndjson b.ndjson
+    ndarc diff --keys-only --format json a.ndjson b.ndjson > diff.json
+
+  One side from standard input:
+    curl -s https://example.invalid/export | ndarc diff saved.ndjson -
+
+Rows are matched by row key: the primary-key values in pk order as canonical
+JSON (`[1,\"a\"]`), or the rowid (`7`). Both inputs are verified while read
+(every rule of `ndarc verify`); an invalid input is an error (exit 2) unless
+--no-verify. Archives of different products are refused unless
+--allow-product-mismatch.
+
+Exit status (as diff(1)): 0 no differences (outside what is ignored),
+1 differences, 2 could not run (usage, I/O, an invalid input, different
+products).";
+
+/// Arguments of `ndarc diff`.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Show row-, cell-, schema- and object-level differences between two archives",
+    long_about = "Show the differences between two archives: rows added, removed and changed \
+(with the changed cells), schema changes (tables, columns, dependencies, SQL), bucket objects \
+and payloads, exclusions and required configuration. Both archives are read at once, each \
+verified as it is read, with memory bounded by a few parts whatever their size.",
+    after_help = EXAMPLES
+)]
+pub struct Args {
+    /// The first (earlier) archive; `-` reads standard input.
+    #[arg(value_name = "BEFORE")]
+    pub before: PathBuf,
+
+    /// The second (later) archive; `-` reads standard input.
+    #[arg(value_name = "AFTER")]
+    pub after: PathBuf,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+
+    /// Counts per table only (like `git diff --stat`).
+    #[arg(long, conflicts_with = "format")]
+    pub stat: bool,
+
+    /// Leave out tables matching PATTERN (`*` and `?`, ASCII case ignored);
+    /// repeatable.
+    #[arg(long, value_name = "PATTERN")]
+    pub ignore_table: Vec<String>,
+
+    /// Leave out columns matching TABLE.COLUMN (globs, e.g. `*.updated_at`);
+    /// repeatable.
+    #[arg(long, value_name = "TABLE.COLUMN")]
+    pub ignore_column: Vec<String>,
+
+    /// Rows shown per table and kind (added, removed, changed) in human and
+    /// markdown output, then "… and N more".
+    #[arg(long, value_name = "N")]
+    pub max_rows: Option<usize>,
+
+    /// Changed rows by key only, without cell detail.
+    #[arg(long)]
+    pub keys_only: bool,
+
+    /// Do not verify the inputs (faster; the output says so).
+    #[arg(long)]
+    pub no_verify: bool,
+
+    /// Diff archives of different products instead of refusing.
+    #[arg(long)]
+    pub allow_product_mismatch: bool,
+
+    /// Findings shown for an invalid input.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub max_errors: usize,
+
+    /// Longest part or closing line in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = ndarc_format::MAX_PART_LINE)]
+    pub max_line_bytes: usize,
+
+    /// Print nothing; only the exit status tells.
+    #[arg(long, short)]
+    pub quiet: bool,
+
+    /// `-o FILE` and `--force`.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+fn source(path: &Path) -> Source<'_> {
+    if is_stdio(path) {
+        Source::Reader(Box::new(std::io::stdin()))
+    } else {
+        Source::Path(path)
+    }
+}
+
+fn name(path: &Path) -> String {
+    if is_stdio(path) {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Runs `ndarc diff`.
+pub fn run(args: Args, ctx: &Context) -> CmdResult {
+    if is_stdio(&args.before) && is_stdio(&args.after) {
+        return Err(Failure::new(
+            "only one of the two archives can be standard input (-)",
+        ));
+    }
+    let opts = ndarc_diff::Options {
+        ignore_tables: args.ignore_table.clone(),
+        ignore_columns: args.ignore_column.clone(),
+        keys_only: args.keys_only,
+        no_verify: args.no_verify,
+        allow_product_mismatch: args.allow_product_mismatch,
+        verify: ndarc_verify::Options {
+            max_errors: args.max_errors.max(1),
+            max_line: args.max_line_bytes,
+            ..ndarc_verify::Options::default()
+        },
+    };
+    let (na, nb) = (name(&args.before), name(&args.after));
+    let result = ndarc_diff::diff_labeled(
+        (&na, source(&args.before)),
+        (&nb, source(&args.after)),
+        &opts,
+    );
+    let d = match result {
+        Ok(d) => d,
+        Err(Error::Invalid {
+            name,
+            findings,
+            errors,
+            ..
+        }) => {
+            if !args.quiet {
+                for f in findings.iter().take(args.max_errors.max(1)) {
+                    let at = Location {
+                        file: &name,
+                        line: f.line,
+                        offset: f.offset,
+                    };
+                    diagnostic(ctx.colour, at, f.code.as_str(), &f.message);
+                }
+            }
+            return Err(Failure::new(format!(
+                "{name} is not a valid archive ({errors} error{}); `ndarc verify {name}` lists them, --no-verify diffs anyway",
+                if errors == 1 { "" } else { "s" }
+            )));
+        }
+        Err(e) => return Err(Failure::new(e.to_string())),
+    };
+    let status = if d.has_differences() {
+        Status::Findings
+    } else {
+        Status::Success
+    };
+    if args.quiet {
+        return Ok(status);
+    }
+    let to_stdout = args.output.output.as_deref().map_or(true, is_stdio);
+    let render_opts = RenderOptions {
+        colour: to_stdout && ctx.colour.stdout && !args.stat && args.format == Format::Human,
+        max_rows: args.max_rows,
+    };
+    let mut out = args.output.open()?;
+    let mut buf = Vec::new();
+    let written = if args.stat {
+        render::stat(&d, &render_opts, &mut buf)
+    } else {
+        match args.format {
+            Format::Human => render::human(&d, &render_opts, &mut buf),
+            Format::Json => render::json(&d, &mut buf),
+            Format::Markdown => render::markdown(&d, &render_opts, &mut buf),
+        }
+    };
+    written.map_err(|e| Failure::io("cannot write the diff", &e))?;
+    out.put(&buf)?;
+    out.finish()?;
+    Ok(status)
+}
