@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use super::human::{column_def, names_text, object_fields};
-use super::{show_value, summary, word_diff, Piece, RenderOptions};
+use super::{count, show_value, summary, word_diff, Piece, RenderOptions};
 use crate::model::{Diff, TableDiff};
 
 /// Text safe in a Markdown table cell or paragraph: HTML special
@@ -204,19 +204,19 @@ pub fn markdown(d: &Diff, opts: &RenderOptions, w: &mut dyn Write) -> io::Result
         for t in &s.tables_added {
             writeln!(
                 w,
-                "- table added: {} ({} columns, {} rows)",
+                "- table added: {} ({}, {})",
                 code(&t.name),
-                t.columns.len(),
-                t.count
+                count(t.columns.len(), "column", "columns"),
+                count(t.count as usize, "row", "rows")
             )?;
         }
         for t in &s.tables_removed {
             writeln!(
                 w,
-                "- table removed: {} ({} columns, {} rows)",
+                "- table removed: {} ({}, {})",
                 code(&t.name),
-                t.columns.len(),
-                t.count
+                count(t.columns.len(), "column", "columns"),
+                count(t.count as usize, "row", "rows")
             )?;
         }
         for t in &s.tables_changed {

@@ -68,14 +68,20 @@ pub fn stat(d: &Diff, _opts: &RenderOptions, w: &mut dyn Write) -> io::Result<()
             ),
         ));
     }
-    if !d.excluded_tables.is_empty() || !d.excluded_columns.is_empty() {
+    if !d.excluded_tables.is_empty() {
         rows.push((
-            "(exclusions)".into(),
+            "(excludedTables)".into(),
             format!(
-                "{} tables, {} tables' columns",
-                d.excluded_tables.added.len() + d.excluded_tables.removed.len(),
-                d.excluded_columns.len()
+                "+{} -{}",
+                d.excluded_tables.added.len(),
+                d.excluded_tables.removed.len()
             ),
+        ));
+    }
+    for c in &d.excluded_columns {
+        rows.push((
+            format!("(excludedColumns of {})", c.table),
+            format!("+{} -{}", c.added.len(), c.removed.len()),
         ));
     }
     let width = rows

@@ -1,0 +1,428 @@
+//! Golden outputs of every format over small hand-written archive pairs in
+//! `testdata/diff/`. `NDARC_BLESS=1 cargo test -p ndarc-diff --test golden`
+//! rewrites the archives and the expected outputs.
+
+use std::path::{Path, PathBuf};
+
+use ndarc_diff::render::{self, RenderOptions};
+use ndarc_diff::{diff_labeled, Options, Source};
+use ndarc_format::catalogue::encode_base64;
+use ndarc_format::hash::{hex, sha256};
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/diff")
+}
+
+fn bless() -> bool {
+    std::env::var_os("NDARC_BLESS").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Compares `got` with the file `path`, or writes it when blessing.
+/// Returns a message for each mismatch.
+fn check(path: &Path, got: &[u8], failures: &mut Vec<String>) {
+    if bless() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, got).unwrap();
+        return;
+    }
+    match std::fs::read(path) {
+        Ok(want) if want == got => {}
+        Ok(want) => failures.push(format!(
+            "{} differs from the output; NDARC_BLESS=1 rewrites it.\n--- expected\n{}\n--- got\n{}",
+            path.display(),
+            String::from_utf8_lossy(&want),
+            String::from_utf8_lossy(got)
+        )),
+        Err(e) => failures.push(format!("{}: {e}; NDARC_BLESS=1 writes it", path.display())),
+    }
+}
+
+struct Table<'a> {
+    name: &'a str,
+    sql: &'a str,
+    columns: &'a str,
+    deps: &'a [&'a str],
+    rowid_alias: Option<&'a str>,
+    /// `(rowid, row JSON)`.
+    rows: Vec<(Option<i64>, &'a str)>,
+}
+
+struct Archive<'a> {
+    tables: Vec<Table<'a>>,
+    /// `(bucket, key, bytes, httpMetadata JSON)`.
+    objects: Vec<(&'a str, &'a str, &'a [u8], &'a str)>,
+    payloads: Vec<(&'a str, &'a [u8])>,
+    excluded_tables: &'a [&'a str],
+    excluded_columns: &'a str,
+    configuration: &'a [&'a str],
+    exported_at: &'a str,
+    rows_per_part: usize,
+}
+
+fn quote(s: &str) -> String {
+    let mut o = Vec::new();
+    ndarc_json::write_string(s, &mut o);
+    String::from_utf8(o).unwrap()
+}
+
+fn list(names: &[&str]) -> String {
+    format!(
+        "[{}]",
+        names.iter().map(|n| quote(n)).collect::<Vec<_>>().join(",")
+    )
+}
+
+/// The archive's lines, then resealed (canonical form, counts, schema,
+/// partCount and both hashes computed by ndarc-testkit).
+fn build(a: &Archive<'_>) -> Vec<u8> {
+    let tables: Vec<String> = a
+        .tables
+        .iter()
+        .map(|t| {
+            format!(
+                r#"{{"name":{},"sql":{},"columns":{},"dependencies":{},"rowidAlias":{},"count":0}}"#,
+                quote(t.name),
+                quote(t.sql),
+                t.columns,
+                list(t.deps),
+                t.rowid_alias.map_or("null".into(), quote)
+            )
+        })
+        .collect();
+    let objects: Vec<String> = a
+        .objects
+        .iter()
+        .map(|(b, k, bytes, http)| {
+            format!(
+                r#"{{"bucket":{},"key":{},"size":{},"sha256":"{}","httpMetadata":{},"customMetadata":{{}}}}"#,
+                quote(b),
+                quote(k),
+                bytes.len(),
+                hex(&sha256(bytes)),
+                http
+            )
+        })
+        .collect();
+    let payloads: Vec<String> = a
+        .payloads
+        .iter()
+        .map(|(n, bytes)| {
+            format!(
+                r#"{{"name":{},"size":{},"sha256":"{}"}}"#,
+                quote(n),
+                bytes.len(),
+                hex(&sha256(bytes))
+            )
+        })
+        .collect();
+    let mut lines = vec![format!(
+        r#"{{"kind":"manifest","format":"rer-portability","version":2,"product":"golden","exportedAt":"{}","sourceIdentity":"src-1","schema":"","tables":[{}],"objects":[{}],"payloads":[{}],"excludedTables":{},"excludedColumns":{},"requiredConfiguration":{},"partCount":0,"epoch":1,"journal":[]}}"#,
+        a.exported_at,
+        tables.join(","),
+        objects.join(","),
+        payloads.join(","),
+        list(a.excluded_tables),
+        a.excluded_columns,
+        list(a.configuration)
+    )];
+    let mut index = 0;
+    let mut part = |items: Vec<String>, lines: &mut Vec<String>| {
+        lines.push(format!(
+            r#"{{"kind":"part","index":{index},"items":[{}]}}"#,
+            items.join(",")
+        ));
+        index += 1;
+    };
+    for t in &a.tables {
+        for (chunk_no, chunk) in t.rows.chunks(a.rows_per_part.max(1)).enumerate() {
+            let items = chunk
+                .iter()
+                .enumerate()
+                .map(|(i, (rowid, row))| {
+                    let rowid = rowid.map_or(String::new(), |r| format!(r#","rowid":{r}"#));
+                    format!(
+                        r#"{{"kind":"row","table":{},"index":{}{rowid},"row":{row}}}"#,
+                        quote(t.name),
+                        chunk_no * a.rows_per_part.max(1) + i
+                    )
+                })
+                .collect();
+            part(items, &mut lines);
+        }
+    }
+    for (b, k, bytes, _) in &a.objects {
+        part(
+            vec![format!(
+                r#"{{"kind":"object","bucket":{},"key":{},"offset":0,"data":"{}"}}"#,
+                quote(b),
+                quote(k),
+                encode_base64(bytes)
+            )],
+            &mut lines,
+        );
+    }
+    for (n, bytes) in &a.payloads {
+        part(
+            vec![format!(
+                r#"{{"kind":"payload","name":{},"offset":0,"data":"{}"}}"#,
+                quote(n),
+                encode_base64(bytes)
+            )],
+            &mut lines,
+        );
+    }
+    lines.push(r#"{"kind":"closing","partCount":0,"contentHash":"","archiveHash":""}"#.into());
+    let text = lines.join("\n") + "\n";
+    ndarc_testkit::reseal(text.as_bytes()).expect("reseal")
+}
+
+const NOTES_SQL: &str = "CREATE TABLE notes(body TEXT, user_id INTEGER REFERENCES users(id))";
+const NOTES_COLS: &str = r#"[{"name":"body","type":"TEXT","notnull":0,"pk":0},{"name":"user_id","type":"INTEGER","notnull":0,"pk":0}]"#;
+const LEGACY_SQL: &str = "CREATE TABLE legacy(rowid TEXT, value INTEGER)";
+const LEGACY_COLS: &str = r#"[{"name":"rowid","type":"TEXT","notnull":0,"pk":0},{"name":"value","type":"INTEGER","notnull":0,"pk":0}]"#;
+const LONG_BEFORE: &str = "The quick brown fox jumps over the lazy dog, then naps in the warm afternoon sun by the old mill.";
+const LONG_AFTER: &str = "The quick red fox jumps over the lazy dog, then naps in the warm afternoon sun by the new mill.";
+
+fn before(rows_per_part: usize) -> Archive<'static> {
+    let long =
+        Box::leak(format!(r#"{{"body":{},"user_id":7}}"#, quote(LONG_BEFORE)).into_boxed_str());
+    Archive {
+        tables: vec![
+            Table {
+                name: "legacy",
+                sql: LEGACY_SQL,
+                columns: LEGACY_COLS,
+                deps: &[],
+                rowid_alias: Some("_rowid_"),
+                rows: vec![(Some(1), r#"{"rowid":"a","value":1}"#), (Some(2), r#"{"rowid":"b","value":2}"#)],
+            },
+            Table {
+                name: "notes",
+                sql: NOTES_SQL,
+                columns: NOTES_COLS,
+                deps: &["users"],
+                rowid_alias: Some("rowid"),
+                rows: vec![
+                    (Some(1), r#"{"body":"first","user_id":7}"#),
+                    (Some(5), r#"{"body":null,"user_id":null}"#),
+                    (Some(6), long),
+                ],
+            },
+            Table {
+                name: "old_stuff",
+                sql: "CREATE TABLE old_stuff(id TEXT PRIMARY KEY, v REAL)",
+                columns: r#"[{"name":"id","type":"TEXT","notnull":0,"pk":1},{"name":"v","type":"REAL","notnull":0,"pk":0}]"#,
+                deps: &[],
+                rowid_alias: None,
+                rows: vec![(None, r#"{"id":"x|y","v":1.5}"#)],
+            },
+            Table {
+                name: "users",
+                sql: "CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT NOT NULL, avatar BLOB, bio TEXT)",
+                columns: r#"[{"name":"id","type":"INTEGER","notnull":0,"pk":1},{"name":"name","type":"TEXT","notnull":1,"pk":0},{"name":"avatar","type":"BLOB","notnull":0,"pk":0},{"name":"bio","type":"TEXT","notnull":0,"pk":0}]"#,
+                deps: &[],
+                rowid_alias: None,
+                rows: vec![
+                    (None, r#"{"id":7,"name":"Ada","avatar":{"blob":"iVBORw=="},"bio":"naïve café"}"#),
+                    (None, r#"{"id":8,"name":"Bob","avatar":null,"bio":"😀"}"#),
+                ],
+            },
+        ],
+        objects: vec![
+            ("files", "gone.txt", b"bye\n", r#"{}"#),
+            ("files", "greeting.txt", b"hello, world\n", r#"{"contentType":"text/plain"}"#),
+        ],
+        payloads: vec![("kv", b"{}")],
+        excluded_tables: &["sessions"],
+        excluded_columns: "{}",
+        configuration: &["MAIL_KEY"],
+        exported_at: "2026-01-02T03:04:05.678Z",
+        rows_per_part,
+    }
+}
+
+fn after() -> Archive<'static> {
+    let long =
+        Box::leak(format!(r#"{{"body":{},"user_id":7}}"#, quote(LONG_AFTER)).into_boxed_str());
+    Archive {
+        tables: vec![
+            Table {
+                name: "audit_log",
+                sql: "CREATE TABLE audit_log(at INTEGER, what TEXT)",
+                columns: r#"[{"name":"at","type":"INTEGER","notnull":0,"pk":0},{"name":"what","type":"TEXT","notnull":0,"pk":0}]"#,
+                deps: &[],
+                rowid_alias: Some("rowid"),
+                rows: vec![(Some(1), r#"{"at":100,"what":"login"}"#), (Some(2), r#"{"at":200,"what":"logout"}"#)],
+            },
+            Table {
+                name: "legacy",
+                sql: LEGACY_SQL,
+                columns: LEGACY_COLS,
+                deps: &[],
+                rowid_alias: Some("_rowid_"),
+                rows: vec![(Some(1), r#"{"rowid":"a","value":1}"#), (Some(2), r#"{"rowid":"b","value":3}"#)],
+            },
+            Table {
+                name: "notes",
+                sql: NOTES_SQL,
+                columns: NOTES_COLS,
+                deps: &["users"],
+                rowid_alias: Some("rowid"),
+                rows: vec![
+                    (Some(1), r#"{"body":"First","user_id":7}"#),
+                    (Some(6), long),
+                    (Some(9), r#"{"body":"tab\tand \"quotes\"","user_id":8}"#),
+                ],
+            },
+            Table {
+                name: "users",
+                sql: "CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT NOT NULL, avatar BLOB, bio TEXT, email TEXT)",
+                columns: r#"[{"name":"id","type":"INTEGER","notnull":0,"pk":1},{"name":"name","type":"TEXT","notnull":1,"pk":0},{"name":"avatar","type":"BLOB","notnull":0,"pk":0},{"name":"bio","type":"TEXT","notnull":0,"pk":0},{"name":"email","type":"TEXT","notnull":0,"pk":0}]"#,
+                deps: &[],
+                rowid_alias: None,
+                rows: vec![
+                    (None, r#"{"id":7,"name":"Ada","avatar":{"blob":"iVBORw0KGgo="},"email":"ada@example.com"}"#),
+                    (None, r#"{"id":8,"name":"Bøb","avatar":null,"email":null}"#),
+                ],
+            },
+        ],
+        objects: vec![
+            ("files", "greeting.txt", b"hello, world!\n", r#"{"contentType":"text/markdown"}"#),
+            ("files", "new.txt", b"new\n", r#"{}"#),
+        ],
+        payloads: vec![("kv", br#"{"a":1}"#)],
+        excluded_tables: &["sessions"],
+        excluded_columns: r#"{"users":["bio"]}"#,
+        configuration: &["MAIL_KEY", "SMS_KEY"],
+        exported_at: "2026-02-03T04:05:06.789Z",
+        rows_per_part: 2,
+    }
+}
+
+/// Every format of the diff of the pair in `case`, with `opts`.
+fn outputs(case: &Path, opts: &Options, suffix: &str, failures: &mut Vec<String>) {
+    let (a, b) = (case.join("before.ndjson"), case.join("after.ndjson"));
+    let d = diff_labeled(
+        ("before.ndjson", Source::Path(&a)),
+        ("after.ndjson", Source::Path(&b)),
+        opts,
+    )
+    .expect("diff");
+    let plain = RenderOptions::default();
+    let mut out = Vec::new();
+    render::human(&d, &plain, &mut out).unwrap();
+    check(&case.join(format!("human{suffix}.txt")), &out, failures);
+    let mut out = Vec::new();
+    render::json(&d, &mut out).unwrap();
+    // The JSON is one valid document whose canonical form is the value's.
+    let parsed = ndarc_json::parse(&out).expect("valid JSON");
+    assert_eq!(
+        ndarc_json::to_canonical_vec(&parsed),
+        ndarc_json::to_canonical_vec(&render::json::value(&d))
+    );
+    check(&case.join(format!("diff{suffix}.json")), &out, failures);
+    let mut out = Vec::new();
+    render::markdown(&d, &plain, &mut out).unwrap();
+    check(&case.join(format!("markdown{suffix}.md")), &out, failures);
+    let mut out = Vec::new();
+    render::stat(&d, &plain, &mut out).unwrap();
+    check(&case.join(format!("stat{suffix}.txt")), &out, failures);
+}
+
+#[test]
+fn golden_outputs() {
+    let mut failures = Vec::new();
+    let root = dir();
+    // `changes`: a schema change (a column added, a table added and one
+    // removed), a shadowed-rowid table (`_rowid_`), blob cells, long text
+    // (word diff), unicode, a changed object and payload, exclusions and
+    // configuration.
+    let changes = root.join("changes");
+    check(
+        &changes.join("before.ndjson"),
+        &build(&before(3)),
+        &mut failures,
+    );
+    check(
+        &changes.join("after.ndjson"),
+        &build(&after()),
+        &mut failures,
+    );
+    // `equal`: the same content in other part sizes.
+    let equal = root.join("equal");
+    check(
+        &equal.join("before.ndjson"),
+        &build(&before(3)),
+        &mut failures,
+    );
+    check(
+        &equal.join("after.ndjson"),
+        &build(&before(1)),
+        &mut failures,
+    );
+    if bless() || failures.is_empty() {
+        outputs(&changes, &Options::default(), "", &mut failures);
+        outputs(
+            &changes,
+            &Options {
+                ignore_tables: vec!["audit_*".into(), "OLD_*".into()],
+                ignore_columns: vec!["*.email".into(), "notes.body".into()],
+                keys_only: true,
+                ..Options::default()
+            },
+            "-ignored",
+            &mut failures,
+        );
+        outputs(&equal, &Options::default(), "", &mut failures);
+        // --max-rows 1.
+        let (a, b) = (changes.join("before.ndjson"), changes.join("after.ndjson"));
+        let d = diff_labeled(
+            ("before.ndjson", Source::Path(&a)),
+            ("after.ndjson", Source::Path(&b)),
+            &Options::default(),
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        render::human(
+            &d,
+            &RenderOptions {
+                colour: false,
+                max_rows: Some(1),
+            },
+            &mut out,
+        )
+        .unwrap();
+        check(&changes.join("human-max-rows-1.txt"), &out, &mut failures);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn golden_pairs_say_what_they_should() {
+    let a = build(&before(3));
+    let b = build(&after());
+    let d = ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&b), &Options::default()).unwrap();
+    assert!(!d.equal && d.schema_changed && d.has_differences());
+    let users = d.tables.iter().find(|t| t.name == "users").unwrap();
+    let scope = users.scope.as_ref().unwrap();
+    assert_eq!(scope.only_before, vec!["bio"]);
+    assert_eq!(scope.only_after, vec!["email"]);
+    assert_eq!(users.changed.len(), 2);
+    let legacy = d.tables.iter().find(|t| t.name == "legacy").unwrap();
+    assert_eq!(legacy.changed[0].key, "2");
+    let names: Vec<&str> = d.tables.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["audit_log", "legacy", "notes", "old_stuff", "users"]
+    );
+    // Ignoring everything that differs in rows and schema leaves the rest.
+    let all = Options {
+        ignore_tables: vec!["*".into()],
+        ..Options::default()
+    };
+    let d = ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&b), &all).unwrap();
+    assert!(d.tables.is_empty() && !d.schema_changed && d.objects.has_changes());
+    let e = build(&before(1));
+    let d = ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&e), &Options::default()).unwrap();
+    assert!(d.equal && !d.has_differences());
+}

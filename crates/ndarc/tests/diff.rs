@@ -1,0 +1,173 @@
+//! `ndarc diff`: exit statuses, formats against the golden files, standard
+//! input, colour only on request, quiet.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn data(case: &str, file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/diff")
+        .join(case)
+        .join(file)
+}
+
+fn ndarc(args: &[&str], dir: &Path, stdin: Option<&[u8]>) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ndarc"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ndarc");
+    let mut input = child.stdin.take().expect("stdin");
+    input
+        .write_all(stdin.unwrap_or_default())
+        .expect("write stdin");
+    drop(input);
+    let out = child.wait_with_output().expect("wait");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn golden(case: &str, file: &str) -> String {
+    std::fs::read_to_string(data(case, file)).expect("golden file")
+}
+
+#[test]
+fn formats_and_exit_statuses() {
+    let dir = data("changes", "");
+    let run = |args: &[&str]| ndarc(args, &dir, None);
+    let base = ["diff", "before.ndjson", "after.ndjson"];
+    let with = |extra: &[&str]| -> Vec<String> {
+        base.iter().chain(extra).map(|s| s.to_string()).collect()
+    };
+    let (code, out, err) = run(&base);
+    assert_eq!((code, err.as_str()), (1, ""));
+    assert_eq!(
+        out,
+        golden("changes", "human.txt"),
+        "piped output has no colour"
+    );
+    let args = with(&["--format", "json"]);
+    let (code, out, _) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!((code, out), (1, golden("changes", "diff.json")));
+    let args = with(&["--format", "markdown"]);
+    let (code, out, _) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!((code, out), (1, golden("changes", "markdown.md")));
+    let args = with(&["--stat"]);
+    let (code, out, _) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!((code, out), (1, golden("changes", "stat.txt")));
+    let args = with(&["--max-rows", "1"]);
+    let (code, out, _) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!((code, out), (1, golden("changes", "human-max-rows-1.txt")));
+    let args = with(&[
+        "--ignore-table",
+        "audit_*",
+        "--ignore-table",
+        "OLD_*",
+        "--ignore-column",
+        "*.email",
+        "--ignore-column",
+        "notes.body",
+        "--keys-only",
+    ]);
+    let (code, out, _) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!((code, out), (1, golden("changes", "human-ignored.txt")));
+    // Colour only when asked (stdout is a pipe here).
+    let args = with(&["--color", "always"]);
+    let (_, out, _) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.contains("\x1b["));
+    // Quiet: the status alone.
+    let args = with(&["--quiet"]);
+    let (code, out, err) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!((code, out.as_str(), err.as_str()), (1, "", ""));
+    // The same archive twice, and other part sizes: no differences.
+    assert_eq!(run(&["diff", "before.ndjson", "before.ndjson"]).0, 0);
+    let eq = data("equal", "");
+    let (code, out, _) = ndarc(&["diff", "before.ndjson", "after.ndjson"], &eq, None);
+    assert_eq!((code, out), (0, golden("equal", "human.txt")));
+}
+
+#[test]
+fn stdin_and_errors() {
+    let dir = data("changes", "");
+    let before = std::fs::read(dir.join("before.ndjson")).unwrap();
+    let (code, out, _) = ndarc(
+        &["diff", "-", "after.ndjson", "--stat"],
+        &dir,
+        Some(&before),
+    );
+    assert_eq!(code, 1);
+    assert_eq!(out, golden("changes", "stat.txt"));
+    // Both from stdin: a usage error.
+    assert_eq!(ndarc(&["diff", "-", "-"], &dir, None).0, 2);
+    // A missing file, an invalid archive: exit 2 with a message.
+    let (code, _, err) = ndarc(&["diff", "before.ndjson", "missing.ndjson"], &dir, None);
+    assert_eq!(code, 2);
+    assert!(err.contains("missing.ndjson"), "{err}");
+    let mut bad = before.clone();
+    let at = bad.len() / 2;
+    bad[at] ^= 0x01;
+    let (code, _, err) = ndarc(&["diff", "before.ndjson", "-"], &dir, Some(&bad));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("<stdin>:") && err.contains("not a valid archive"),
+        "{err}"
+    );
+    let (code, _, _) = ndarc(
+        &[
+            "diff",
+            "--ignore-column",
+            "nodot",
+            "before.ndjson",
+            "after.ndjson",
+        ],
+        &dir,
+        None,
+    );
+    assert_eq!(code, 2);
+    let (code, out, _) = ndarc(&["diff", "--help"], &dir, None);
+    assert_eq!(code, 0);
+    assert!(out.contains("Examples:") && out.contains("--ignore-column"));
+}
+
+#[test]
+fn output_file_is_written_atomically() {
+    let tmp = std::env::temp_dir().join(format!("ndarc-diff-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let out = tmp.join("d.json");
+    let a = data("changes", "before.ndjson");
+    let b = data("changes", "after.ndjson");
+    let args = [
+        "diff",
+        "--format",
+        "json",
+        "-o",
+        out.to_str().unwrap(),
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+    ];
+    let (code, stdout, _) = ndarc(&args, &tmp, None);
+    assert_eq!((code, stdout.as_str()), (1, ""));
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        golden("changes", "diff.json")
+            .replace(
+                "\"before.ndjson\"",
+                &format!("{:?}", a.display().to_string())
+            )
+            .replace(
+                "\"after.ndjson\"",
+                &format!("{:?}", b.display().to_string())
+            )
+    );
+    // An existing file is not replaced without --force.
+    assert_eq!(ndarc(&args, &tmp, None).0, 2);
+    let _ = std::fs::remove_dir_all(&tmp);
+}
