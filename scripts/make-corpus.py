@@ -315,7 +315,7 @@ class Archive:
                 if not isinstance(it, dict) or it.get("kind") != "row" or it.get("table") != tname:
                     continue
                 r = {"table": tname, "row": it["row"]}
-                if aliases[tname] is not None and "rowid" in it:
+                if "rowid" in it:  # where the item has one (SPEC §7.2)
                     r["rowid"] = it["rowid"]
                 terms.append(D(cbytes(r)))
         return sha(b"".join(terms))
@@ -730,7 +730,7 @@ def define_cases():
          raw=lambda ls: [l + b"\r" for l in ls], craw=lambda l: l + b"\r")
     case("carriage_return-closing", "carriage_return", CLOSING, offset=None,
          note="only the closing line (which no hash covers) ends with CR LF", craw=lambda l: l + b"\r")
-    case("carriage_return-inside", "carriage_return", 3, offset=None, also=["json_syntax", "binary_missing"],
+    case("carriage_return-inside", "carriage_return", 4, offset=None, also=["json_syntax", "binary_missing"],
          note="a bare CR inside a line (not before the LF): not JSON whitespace inside a string",
          raw=sub(GREET, b'"key":"greeting.txt"', b'"key":"greeting\r.txt"'))
     case("empty_line", "empty_line", 3, offset=None,
@@ -1278,8 +1278,8 @@ def define_cases():
     case("size_mismatch", "size_mismatch", 4, pointer="/items/0/data",
          note="greeting.txt's chunk holds 13 bytes but its size says 12 (sha256 is that of the 13 bytes)",
          mut=lambda a: a.manifest["objects"][0].update(size=12))
-    case("size_mismatch-chunks", "size_mismatch", 5, pointer="/items/0/data",
-         note="logo.bin's two chunks hold 8 bytes but its size says 6",
+    case("size_mismatch-chunks", "size_mismatch", 6, pointer="/items/0/data",
+         note="logo.bin's two chunks hold 8 bytes but its size says 6: reported at the chunk that goes past it",
          mut=lambda a: a.manifest["objects"][1].update(size=6))
     case("sha256_mismatch", "sha256_mismatch", 4, pointer="/items/0/data",
          mut=lambda a: a.manifest["objects"][0].update(sha256=sha(b"hello, world!\n")))

@@ -12,8 +12,8 @@ use crate::hash::{hex, ArchiveHasher, ContentHasher, Digest32};
 use crate::key::RowKey;
 use crate::manifest::Manifest;
 use crate::part::{
-    key_step, row_key_digest, BinaryKind, BinaryPart, Body, Chunk, Closing, LineSummary, Plan,
-    RowsPart,
+    key_step, row_key_digest, Anchors, BinaryKind, BinaryPart, Body, Chunk, Closing, LineSummary,
+    Plan, RowsPart,
 };
 
 /// Findings kept for a report: at most `max` kept, all counted.
@@ -75,18 +75,16 @@ struct TableState {
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Clone, Copy)]
 enum Phase {
     Rows,
-    Objects,
-    Payloads,
+    Binaries,
 }
 
+/// An object or payload whose chunks are being read.
 struct InProgress {
-    kind: BinaryKind,
-    entry: usize,
     next_offset: u64,
     hasher: Sha256,
     whole: Option<Digest32>,
-    line: u64,
-    offset: u64,
+    /// A chunk was unreadable: the digest cannot be judged.
+    tainted: bool,
 }
 
 /// What the closing and the recomputed hashes say, after [`Assembler::finish`].
@@ -101,34 +99,45 @@ pub struct Outcome {
     /// Part lines seen.
     pub parts: u64,
     /// Tables whose rows were out of key order: their duplicate keys must be
-    /// found by re-reading their parts ([`Assembler::rescan_duplicates`]).
-    /// Each entry is a table position and the (line, offset) of its parts.
+    /// found by re-reading their parts ([`rescan_duplicates`]). Each entry is
+    /// a table position and the (line, offset) of its parts.
     pub rescan: Vec<(usize, Vec<(u64, u64)>)>,
 }
 
 /// The sequential half of verification: feed it the manifest, then every
 /// later line's summary in archive order, then call [`finish`](Self::finish).
+///
+/// Counts and completeness are judged at the end, so an item out of order
+/// is reported once (`item_order`) and still counted: it does not also make
+/// the rows or chunks that are present look missing.
 pub struct Assembler {
     plan: Arc<Plan>,
     manifest_line: Vec<u8>,
+    manifest_line_no: u64,
     manifest_offset: u64,
     archive: ArchiveHasher,
     content: ContentHasher,
     next_part: u64,
     parts: u64,
     tables: Vec<TableState>,
+    /// The table whose rows came last.
     table_cursor: usize,
     phase: Phase,
-    cursors: [usize; 2],
-    current: Option<InProgress>,
-    closing: Option<(Closing, u64, u64)>,
+    /// The last binary a chunk was read for, in archive order
+    /// (objects, then payloads).
+    last_binary: Option<(BinaryKind, usize)>,
+    progress: HashMap<(BinaryKind, usize), InProgress>,
+    done: [Vec<bool>; 2],
+    closing: Option<(Closing, u64, u64, Anchors)>,
     trailing_reported: bool,
     /// The findings.
     pub findings: Collector,
 }
 
 impl Assembler {
-    /// Starts with the manifest line (its bytes, without LF, and its offset).
+    /// Starts with the manifest line (its bytes, without LF, and its offset;
+    /// it is line 1 unless [`manifest_line_number`](Self::manifest_line_number)
+    /// says otherwise).
     pub fn new(
         plan: Arc<Plan>,
         manifest_line: &[u8],
@@ -144,9 +153,14 @@ impl Assembler {
             .iter()
             .map(|_| TableState::default())
             .collect();
+        let done = [
+            vec![false; plan.manifest.objects.len()],
+            vec![false; plan.manifest.payloads.len()],
+        ];
         Assembler {
             plan,
             manifest_line: manifest_line.to_vec(),
+            manifest_line_no: 1,
             manifest_offset,
             archive,
             content,
@@ -155,12 +169,27 @@ impl Assembler {
             tables,
             table_cursor: 0,
             phase: Phase::Rows,
-            cursors: [0, 0],
-            current: None,
+            last_binary: None,
+            progress: HashMap::new(),
+            done,
             closing: None,
             trailing_reported: false,
             findings,
         }
+    }
+
+    /// Uses `digest` as the manifest line's term of `archiveHash`, for a
+    /// line whose raw bytes differ from the record's (a CR before its LF).
+    pub fn manifest_digest(mut self, digest: &Digest32) -> Self {
+        self.archive = ArchiveHasher::new();
+        self.archive.add_line_digest(digest);
+        self
+    }
+
+    /// Sets the manifest's line number (when empty lines precede it).
+    pub fn manifest_line_number(mut self, line: u64) -> Self {
+        self.manifest_line_no = line;
+        self
     }
 
     fn manifest(&self) -> &Manifest {
@@ -171,7 +200,7 @@ impl Assembler {
         let rel = ndarc_json::locate(&self.manifest_line, &pointer).unwrap_or(0) as u64;
         self.findings.push(Finding::new(
             code,
-            1,
+            self.manifest_line_no,
             self.manifest_offset + rel,
             pointer,
             msg,
@@ -180,14 +209,20 @@ impl Assembler {
 
     fn at_line(
         &mut self,
-        s: (u64, u64),
-        rel: u32,
+        pos: (u64, u64),
+        anchors: &Anchors,
         code: Code,
-        pointer: impl Into<String>,
+        pointer: &str,
         msg: String,
     ) {
-        self.findings
-            .push(Finding::new(code, s.0, s.1 + u64::from(rel), pointer, msg));
+        let rel = anchors.of(pointer);
+        self.findings.push(Finding::new(
+            code,
+            pos.0,
+            pos.1 + u64::from(rel),
+            pointer,
+            msg,
+        ));
     }
 
     /// Feeds the summary of the next line.
@@ -197,16 +232,17 @@ impl Assembler {
         }
         self.findings.dropped(s.dropped);
         let pos = (s.line, s.offset);
+        let anchors = s.anchors;
         if self.closing.is_some() {
             if !self.trailing_reported {
                 self.trailing_reported = true;
-                self.at_line(pos, 0, Code::TrailingData, "", "a line follows the closing line; the closing line is the last line of an archive".into());
+                self.at_line(pos, &anchors, Code::TrailingData, "", "a line follows the closing line; the closing line is the last line of an archive".into());
             }
             return;
         }
         let index = match &s.body {
             Body::Closing(c) => {
-                self.closing = Some((c.clone(), s.line, s.offset));
+                self.closing = Some((c.clone(), s.line, s.offset, anchors));
                 return;
             }
             Body::Unreadable => None,
@@ -221,41 +257,24 @@ impl Assembler {
         match index {
             Some(i) if i == expected => self.next_part = i + 1,
             Some(i) => {
-                self.at_line(pos, s.index_at, Code::PartIndex, "/index", format!("part index {i} where {expected} was expected; parts are numbered 0, 1, 2 … in order"));
+                self.at_line(pos, &anchors, Code::PartIndex, "/index", format!("part index {i} where {expected} was expected; parts are numbered 0, 1, 2 … in order"));
                 self.next_part = i.saturating_add(1);
             }
             None => self.next_part += 1,
         }
         match s.body {
-            Body::Rows(r) => self.rows(pos, s.first_item_at, *r),
-            Body::Binary(b) => self.binary(pos, s.first_item_at, b),
+            Body::Rows(r) => self.rows(pos, &anchors, *r),
+            Body::Binary(b) => self.binary(pos, &anchors, b),
             _ => {}
         }
     }
 
-    fn close_tables_until(&mut self, end: usize) {
-        while self.table_cursor < end {
-            let t = self.table_cursor;
-            let count = self.manifest().tables[t].count;
-            let rows = self.tables[t].rows;
-            if rows < count {
-                let name = self.manifest().tables[t].name.clone();
-                self.at_manifest(
-                    Code::RowCount,
-                    format!("/tables/{t}/count"),
-                    format!("table {name:?} has {rows} row items but its count is {count}"),
-                );
-            }
-            self.table_cursor += 1;
-        }
-    }
-
-    fn rows(&mut self, pos: (u64, u64), first_at: u32, r: RowsPart) {
+    fn rows(&mut self, pos: (u64, u64), anchors: &Anchors, r: RowsPart) {
         let name = self.manifest().tables[r.table].name.clone();
         if self.phase != Phase::Rows {
             self.at_line(
                 pos,
-                first_at,
+                anchors,
                 Code::ItemOrder,
                 "/items/0",
                 format!("rows of {name:?} after objects or payloads; all rows come first"),
@@ -264,23 +283,23 @@ impl Assembler {
             let later = self.manifest().tables[self.table_cursor].name.clone();
             self.at_line(
                 pos,
-                first_at,
+                anchors,
                 Code::ItemOrder,
                 "/items/0",
                 format!("rows of {name:?} after rows of {later:?}; tables come in manifest order"),
             );
         } else {
-            self.close_tables_until(r.table);
+            self.table_cursor = r.table;
         }
         let rowid = self.plan.tables[r.table].has_rowid;
         let count = self.manifest().tables[r.table].count;
         let st = &mut self.tables[r.table];
         let expected = st.rows;
-        let mut pending: Vec<(Code, String, String)> = Vec::new();
+        let mut pending: Vec<(Code, &'static str, String)> = Vec::new();
         if let Some(first) = r.first_index {
             if first != expected && !st.index_reported {
                 st.index_reported = true;
-                pending.push((Code::RowIndex, "/items/0/index".into(), format!("row index {first} of {name:?} where {expected} was expected; indexes run on across parts without gaps")));
+                pending.push((Code::RowIndex, "/items/0/index", format!("row index {first} of {name:?} where {expected} was expected; indexes run on across parts without gaps")));
             }
         }
         st.rows += r.rows;
@@ -288,14 +307,22 @@ impl Assembler {
             st.over_reported = true;
             pending.push((
                 Code::RowCount,
-                "/items/0".into(),
+                "/items/0",
                 format!("table {name:?} has more row items than its count {count}"),
             ));
         }
         if let (Some(prev), Some(first)) = (&st.last_key, &r.first_key) {
             let mut ordered = !st.unordered;
             if let Some((code, member, msg)) = key_step(prev, first, rowid, &name, &mut ordered) {
-                pending.push((code, format!("/items/0/{member}"), msg));
+                pending.push((
+                    code,
+                    if member == "rowid" {
+                        "/items/0/rowid"
+                    } else {
+                        "/items/0/row"
+                    },
+                    msg,
+                ));
             }
             st.unordered = !ordered;
         }
@@ -307,7 +334,7 @@ impl Assembler {
         }
         st.parts.push(pos);
         for (code, p, msg) in pending {
-            self.at_line(pos, first_at, code, p, msg);
+            self.at_line(pos, anchors, code, p, msg);
         }
         for d in &r.row_digests {
             self.content.add_row_digest(d);
@@ -331,152 +358,105 @@ impl Assembler {
         }
     }
 
-    fn list_len(&self, kind: BinaryKind) -> usize {
-        match kind {
-            BinaryKind::Object => self.manifest().objects.len(),
-            BinaryKind::Payload => self.manifest().payloads.len(),
-        }
-    }
-
-    /// Reports every entry of `kind` from the cursor up to `end` as missing
-    /// or short, and moves the cursor there.
-    fn close_binaries_until(&mut self, kind: BinaryKind, end: usize) {
-        let k = kind as usize;
-        while self.cursors[k] < end {
-            let i = self.cursors[k];
-            let (what, size, _) = self.entry(kind, i);
-            let list = match kind {
-                BinaryKind::Object => "objects",
-                BinaryKind::Payload => "payloads",
-            };
-            let msg = match self.current.take() {
-                Some(c) if c.kind == kind && c.entry == i => {
-                    format!(
-                        "{what} stops at byte {} of its size {size}: chunks are missing",
-                        c.next_offset
-                    )
-                }
-                other => {
-                    self.current = other;
-                    format!(
-                        "{what} has no chunks; every listed {} appears after the rows",
-                        kind.as_str()
-                    )
-                }
-            };
-            self.at_manifest(Code::BinaryMissing, format!("/{list}/{i}"), msg);
-            self.cursors[k] += 1;
-        }
-    }
-
-    fn binary(&mut self, pos: (u64, u64), first_at: u32, b: BinaryPart) {
-        let phase = match b.kind {
-            BinaryKind::Object => Phase::Objects,
-            BinaryKind::Payload => Phase::Payloads,
-        };
+    fn binary(&mut self, pos: (u64, u64), anchors: &Anchors, b: BinaryPart) {
         let (what, size, sha) = self.entry(b.kind, b.entry);
-        if phase < self.phase {
-            self.at_line(
-                pos,
-                first_at,
-                Code::ItemOrder,
-                "/items/0",
-                format!("{what} after the payloads; objects come before payloads"),
-            );
-            return;
-        }
-        if self.phase == Phase::Rows {
-            self.close_tables_until(self.tables.len());
-        }
-        if phase == Phase::Payloads && self.phase < Phase::Payloads {
-            let n = self.list_len(BinaryKind::Object);
-            self.close_binaries_until(BinaryKind::Object, n);
-        }
-        self.phase = phase;
+        let key = (b.kind, b.entry);
         let k = b.kind as usize;
-        if b.entry < self.cursors[k] {
-            self.at_line(
-                pos,
-                first_at,
-                Code::ItemOrder,
-                "/items/0",
-                format!("{what} is out of manifest order (or repeated after it was complete)"),
-            );
+        self.phase = Phase::Binaries;
+        if self.done[k][b.entry] {
+            self.at_line(pos, anchors, Code::ItemOrder, "/items/0", format!("a chunk of {what} after its last chunk; each binary's chunks appear once, in order"));
             return;
         }
-        if b.entry > self.cursors[k] {
-            self.close_binaries_until(b.kind, b.entry);
+        if let Some(last) = self.last_binary {
+            if key < last {
+                self.at_line(pos, anchors, Code::ItemOrder, "/items/0", format!("{what} is out of manifest order; objects come in manifest order, then payloads"));
+            }
         }
-        let cur = self.current.get_or_insert_with(|| InProgress {
-            kind: b.kind,
-            entry: b.entry,
+        self.last_binary = Some(key);
+        let cur = self.progress.entry(key).or_insert_with(|| InProgress {
             next_offset: 0,
             hasher: Sha256::new(),
             whole: None,
-            line: pos.0,
-            offset: pos.1,
+            tainted: false,
         });
         let expected = cur.next_offset;
         let mut pending = Vec::new();
-        match b.offset {
-            Some(o) if o != expected => {
-                pending.push((Code::ChunkOffset, format!("chunk offset {o} of {what} where {expected} was expected (the bytes before it)")));
-                cur.next_offset = o;
+        if let Some(o) = b.offset {
+            if o != expected {
+                pending.push((Code::ChunkOffset, "/items/0/offset", format!("chunk offset {o} of {what} where {expected} was expected (the bytes before it)")));
             }
-            _ => {}
         }
         match b.data {
             Chunk::Whole(d) => cur.whole = Some(d),
             Chunk::Piece(bytes) => cur.hasher.update(&bytes),
-            Chunk::Invalid => {}
+            Chunk::Invalid => cur.tainted = true,
         }
         cur.next_offset = cur.next_offset.saturating_add(b.len);
         let done = cur.next_offset >= size;
-        for (code, msg) in pending {
-            self.at_line(pos, first_at, code, "/items/0/offset", msg);
-        }
         if done {
-            if let Some(c) = self.current.take() {
+            if let Some(c) = self.progress.remove(&key) {
                 let end = c.next_offset;
                 if end > size {
-                    self.at_line(
-                        (c.line, c.offset),
-                        0,
+                    pending.push((
                         Code::SizeMismatch,
                         "/items/0/data",
                         format!("the chunks of {what} hold {end} bytes but its size is {size}"),
-                    );
-                }
-                let digest = c.whole.unwrap_or_else(|| c.hasher.finalize().into());
-                let got = hex(&digest);
-                if got != sha && end == size {
-                    self.at_line(
-                        pos,
-                        first_at,
-                        Code::Sha256Mismatch,
-                        "/items/0/data",
-                        format!(
-                            "SHA-256 of the bytes of {what} is {got}, but the manifest says {sha}"
-                        ),
-                    );
+                    ));
+                } else if !c.tainted {
+                    let digest = c.whole.unwrap_or_else(|| c.hasher.finalize().into());
+                    let got = hex(&digest);
+                    if got != sha {
+                        pending.push((Code::Sha256Mismatch, "/items/0/data", format!("SHA-256 of the bytes of {what} is {got}, but the manifest says {sha}")));
+                    }
                 }
             }
-            self.cursors[k] += 1;
+            self.done[k][b.entry] = true;
+        }
+        for (code, p, msg) in pending {
+            self.at_line(pos, anchors, code, p, msg);
         }
     }
 
-    /// Ends the pass: cross-checks counts, binaries, `partCount` and both
+    /// Ends the pass at `eof` (the line where a closing would be, and the
+    /// file's length): cross-checks counts, binaries, `partCount` and both
     /// hashes, and returns what the closing says.
     pub fn finish(mut self, eof: (u64, u64)) -> (Outcome, Collector) {
-        if self.phase == Phase::Rows {
-            self.close_tables_until(self.tables.len());
+        for t in 0..self.tables.len() {
+            let count = self.manifest().tables[t].count;
+            let rows = self.tables[t].rows;
+            if rows < count {
+                let name = self.manifest().tables[t].name.clone();
+                self.at_manifest(
+                    Code::RowCount,
+                    format!("/tables/{t}/count"),
+                    format!("table {name:?} has {rows} row items but its count is {count}"),
+                );
+            }
         }
-        let n = self.list_len(BinaryKind::Object);
-        if self.phase <= Phase::Objects {
-            self.close_binaries_until(BinaryKind::Object, n);
+        for kind in [BinaryKind::Object, BinaryKind::Payload] {
+            let k = kind as usize;
+            let list = match kind {
+                BinaryKind::Object => "objects",
+                BinaryKind::Payload => "payloads",
+            };
+            for i in 0..self.done[k].len() {
+                if self.done[k][i] {
+                    continue;
+                }
+                let (what, size, _) = self.entry(kind, i);
+                let msg = match self.progress.get(&(kind, i)) {
+                    Some(c) => format!(
+                        "{what} stops at byte {} of its size {size}: chunks are missing",
+                        c.next_offset
+                    ),
+                    None => format!(
+                        "{what} has no chunks; every listed {} appears after the rows",
+                        kind.as_str()
+                    ),
+                };
+                self.at_manifest(Code::BinaryMissing, format!("/{list}/{i}"), msg);
+            }
         }
-        let n = self.list_len(BinaryKind::Payload);
-        self.close_binaries_until(BinaryKind::Payload, n);
         let content_hash = self.content.clone().finish();
         let archive_hash = self.archive.clone().finish();
         let declared = self.manifest().part_count;
@@ -499,37 +479,33 @@ impl Assembler {
                 "",
                 "the archive ends without a closing line: it is truncated",
             )),
-            Some((c, line, offset)) => {
+            Some((c, line, offset, anchors)) => {
+                let pos = (*line, *offset);
                 if let Some(pc) = c.part_count {
                     if pc != self.parts {
-                        self.findings.push(Finding::new(
-                            Code::PartCountMismatch,
-                            *line,
-                            *offset,
-                            "/partCount",
-                            format!(
-                                "the closing's partCount is {pc} but the archive has {} part lines",
-                                self.parts
-                            ),
-                        ));
+                        let msg = format!(
+                            "the closing's partCount is {pc} but the archive has {} part lines",
+                            self.parts
+                        );
+                        self.at_line(pos, anchors, Code::PartCountMismatch, "/partCount", msg);
                     }
                 }
                 if let Some(h) = &c.content_hash {
                     if *h != content_hash {
-                        self.findings.push(Finding::new(Code::ContentHashMismatch, *line, *offset, "/contentHash", format!("contentHash is {h} but the archive's content hashes to {content_hash}")));
+                        self.at_line(pos, anchors, Code::ContentHashMismatch, "/contentHash", format!("contentHash is {h} but the archive's content hashes to {content_hash}"));
                     }
                 }
                 if let Some(h) = &c.archive_hash {
                     if *h != archive_hash {
-                        self.findings.push(Finding::new(
+                        self.at_line(
+                            pos,
+                            anchors,
                             Code::ArchiveHashMismatch,
-                            *line,
-                            *offset,
                             "/archiveHash",
                             format!(
                                 "archiveHash is {h} but the archive's lines hash to {archive_hash}"
                             ),
-                        ));
+                        );
                     }
                 }
             }
@@ -573,7 +549,7 @@ pub fn rescan_duplicates(
                         Code::DuplicateRowKey,
                         line,
                         offset + u64::from(rel),
-                        format!("/items/{item}/row"),
+                        format!("/items/{item}/{}", if matches!(key, RowKey::Rowid(_)) { "rowid" } else { "row" }),
                         format!(
                             "row key {} of table {table:?} was already used on line {first_line} (item {first_item})",
                             crate::part::show_key(&key)

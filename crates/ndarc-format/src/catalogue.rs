@@ -162,6 +162,13 @@ pub fn decoded_len(s: &str) -> usize {
     (s.len() / 4) * 3 - pad.min((s.len() / 4) * 3)
 }
 
+/// The length decoding `s` would give if it were base64, valid or not:
+/// 3 bytes per 4 characters, less the trailing `=` (at most 2).
+pub fn decoded_len_lenient(s: &str) -> usize {
+    let pad = s.bytes().rev().take_while(|&b| b == b'=').count().min(2);
+    (s.len() * 3 / 4).saturating_sub(pad)
+}
+
 /// Whether `s` is `Date.prototype.toISOString` output for a real instant:
 /// `YYYY-MM-DDTHH:MM:SS.sssZ` with a valid calendar date and time.
 pub fn is_iso_timestamp(s: &str) -> bool {

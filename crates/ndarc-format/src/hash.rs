@@ -113,13 +113,24 @@ pub fn row_content_digest(
     rowid: Option<i64>,
     table_canonical: &[u8],
 ) -> Digest32 {
+    row_content_digest_number(row_canonical, rowid.map(|r| r as f64), table_canonical)
+}
+
+/// [`row_content_digest`] with the rowid as the JSON number the item
+/// carries, safe or not, so a row whose rowid breaks a rule still adds the
+/// term its canonical form gives.
+pub fn row_content_digest_number(
+    row_canonical: &[u8],
+    rowid: Option<f64>,
+    table_canonical: &[u8],
+) -> Digest32 {
     let mut h = Sha256::new();
     h.update(b"{\"row\":");
     h.update(row_canonical);
     if let Some(id) = rowid {
         h.update(b",\"rowid\":");
-        let mut buf = Vec::with_capacity(20);
-        ndarc_json::number::write(id as f64, &mut buf);
+        let mut buf = Vec::with_capacity(24);
+        ndarc_json::number::write(id, &mut buf);
         h.update(&buf);
     }
     h.update(b",\"table\":");

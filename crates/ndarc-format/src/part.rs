@@ -110,16 +110,96 @@ pub struct LineSummary {
     pub offset: u64,
     /// SHA-256 of the line's bytes (a term of `archiveHash`).
     pub digest: Digest32,
-    /// Offset in the line of the part's `index` value (0 when unknown).
-    pub index_at: u32,
-    /// Offset in the line of the first item (0 when unknown).
-    pub first_item_at: u32,
+    /// Offsets in the line of the values that cross-line findings name.
+    pub anchors: Anchors,
     /// What the line is.
     pub body: Body,
     /// Findings of the line rules.
     pub findings: Vec<Finding>,
     /// Findings not kept because of the per-line limit.
     pub dropped: u64,
+}
+
+/// Offsets, within a line, of the values that the sequential rules may
+/// report on (0 when absent), located once by the parallel stage so that
+/// every finding's offset matches its pointer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Anchors {
+    /// `/index` of a part.
+    pub index: u32,
+    /// `/items/0`.
+    pub item: u32,
+    /// `/items/0/index` of a row item.
+    pub item_index: u32,
+    /// `/items/0/row` of a row item.
+    pub item_row: u32,
+    /// `/items/0/rowid` of a row item.
+    pub item_rowid: u32,
+    /// `/items/0/offset` of a chunk.
+    pub item_offset: u32,
+    /// `/items/0/data` of a chunk.
+    pub item_data: u32,
+    /// `/partCount` of the closing.
+    pub part_count: u32,
+    /// `/contentHash` of the closing.
+    pub content_hash: u32,
+    /// `/archiveHash` of the closing.
+    pub archive_hash: u32,
+}
+
+impl Anchors {
+    fn locate(bytes: &[u8], body: &Body) -> Anchors {
+        let at = |p: &str| {
+            ndarc_json::locate(bytes, p)
+                .and_then(|o| u32::try_from(o).ok())
+                .unwrap_or(0)
+        };
+        match body {
+            Body::Closing(_) => Anchors {
+                part_count: at("/partCount"),
+                content_hash: at("/contentHash"),
+                archive_hash: at("/archiveHash"),
+                ..Anchors::default()
+            },
+            Body::Rows(_) => Anchors {
+                index: at("/index"),
+                item: at("/items/0"),
+                item_index: at("/items/0/index"),
+                item_row: at("/items/0/row"),
+                item_rowid: at("/items/0/rowid"),
+                ..Anchors::default()
+            },
+            Body::Binary(_) => Anchors {
+                index: at("/index"),
+                item: at("/items/0"),
+                item_offset: at("/items/0/offset"),
+                item_data: at("/items/0/data"),
+                ..Anchors::default()
+            },
+            Body::BadPart { .. } => Anchors {
+                index: at("/index"),
+                ..Anchors::default()
+            },
+            Body::Unreadable => Anchors::default(),
+        }
+    }
+
+    /// The offset of the value `pointer` names, for the pointers above.
+    pub fn of(&self, pointer: &str) -> u32 {
+        match pointer {
+            "/index" => self.index,
+            "/items/0" => self.item,
+            "/items/0/index" => self.item_index,
+            "/items/0/row" => self.item_row,
+            "/items/0/rowid" => self.item_rowid,
+            "/items/0/offset" => self.item_offset,
+            "/items/0/data" => self.item_data,
+            "/partCount" => self.part_count,
+            "/contentHash" => self.content_hash,
+            "/archiveHash" => self.archive_hash,
+            _ => 0,
+        }
+    }
 }
 
 /// The kinds of line after the manifest.
@@ -165,7 +245,7 @@ pub struct RowsPart {
 }
 
 /// Which binary list an item belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum BinaryKind {
     /// A bucket object.
     Object,
@@ -228,7 +308,7 @@ pub struct Closing {
 pub fn check_line(plan: &Plan, at: LineRef<'_>) -> LineSummary {
     let digest = sha256(at.bytes);
     let mut r = LineReport::new(at, plan.max_findings_per_line);
-    let (body, index_at, first_item_at) = match ndarc_json::parse_with(at.bytes, plan.json) {
+    let body = match ndarc_json::parse_with(at.bytes, plan.json) {
         Err(e) => {
             r.add_at(
                 Code::from(e.kind()),
@@ -236,7 +316,7 @@ pub fn check_line(plan: &Plan, at: LineRef<'_>) -> LineSummary {
                 "",
                 e.message().to_string(),
             );
-            (Body::Unreadable, 0, 0)
+            Body::Unreadable
         }
         Ok(parsed) => {
             if let Some(nc) = parsed.non_canonical_at {
@@ -247,27 +327,16 @@ pub fn check_line(plan: &Plan, at: LineRef<'_>) -> LineSummary {
                     "the line is valid JSON but not its canonical (RFC 8785) form; `ndarc canon` rewrites it",
                 );
             }
-            let body = check_record(plan, &parsed.value, &mut r);
-            let index_at = if matches!(body, Body::Closing(_) | Body::Unreadable) {
-                0
-            } else {
-                ndarc_json::locate(at.bytes, "/index").unwrap_or(0)
-            };
-            let first_item_at = if matches!(body, Body::Rows(_) | Body::Binary(_)) {
-                ndarc_json::locate(at.bytes, "/items/0").unwrap_or(0)
-            } else {
-                0
-            };
-            (body, index_at, first_item_at)
+            check_record(plan, &parsed.value, &mut r)
         }
     };
+    let anchors = Anchors::locate(at.bytes, &body);
     let (findings, dropped) = r.into_findings();
     LineSummary {
         line: at.line,
         offset: at.offset,
         digest,
-        index_at: u32::try_from(index_at).unwrap_or(0),
-        first_item_at: u32::try_from(first_item_at).unwrap_or(0),
+        anchors,
         body,
         findings,
         dropped,
@@ -508,6 +577,7 @@ fn check_rows(
         } else if let Some(prev) = prev_index {
             prev_index = Some(prev + 1);
         }
+        let rowid_number = o.get("rowid").and_then(Value::as_f64);
         let rowid = if tp.has_rowid {
             match o.get("rowid") {
                 Some(Value::Number(n)) => match ndarc_json::safe_integer(*n) {
@@ -582,8 +652,13 @@ fn check_rows(
             check_cells(tp, tname, row, &join(&p, "row"), r);
             canon.clear();
             ndarc_json::write_canonical_object(row, &mut canon);
-            part.row_digests
-                .push(hash::row_content_digest(&canon, rowid, &tp.name_json));
+            // The rowid as written, safe or not, where the item has one: an
+            // unsafe rowid is reported once, not again as a hash mismatch.
+            part.row_digests.push(hash::row_content_digest_number(
+                &canon,
+                rowid_number,
+                &tp.name_json,
+            ));
         } else {
             part.row_digests.push([0; 32]);
         }
@@ -913,7 +988,12 @@ fn check_binary(
     let len = match &data {
         Chunk::Piece(b) => b.len() as u64,
         Chunk::Whole(_) => size,
-        Chunk::Invalid => 0,
+        // The bytes the text would decode to, so that the next chunk's
+        // offset is judged against the right running total.
+        Chunk::Invalid => o
+            .get("data")
+            .and_then(Value::as_str)
+            .map_or(0, |s| catalogue::decoded_len_lenient(s) as u64),
     };
     Body::Binary(BinaryPart {
         index,
@@ -953,7 +1033,8 @@ pub fn part_keys(plan: &Plan, table: usize, bytes: &[u8]) -> Vec<(RowKey, usize,
             })
         };
         if let Some(k) = key {
-            let rel = ndarc_json::locate(bytes, &format!("/items/{i}/row")).unwrap_or(0);
+            let member = if tp.has_rowid { "rowid" } else { "row" };
+            let rel = ndarc_json::locate(bytes, &format!("/items/{i}/{member}")).unwrap_or(0);
             out.push((k, i, u32::try_from(rel).unwrap_or(0)));
         }
     }

@@ -9,10 +9,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use memchr::memchr;
+use ndarc_format::hash::sha256;
 use ndarc_format::{
-    check_line, check_manifest, rescan_duplicates, Assembler, Code, Collector, Finding, LineRef,
-    LineReport, LineSummary, ManifestOptions, ManifestOutcome, Plan,
+    check_line, check_manifest, rescan_duplicates, Assembler, Code, Collector, Digest32, Finding,
+    LineRef, LineReport, LineSummary, ManifestOptions, ManifestOutcome, Plan,
 };
+use sha2::{Digest, Sha256};
 
 use crate::{Error, Options, Report};
 
@@ -25,9 +27,15 @@ const WINDOW_BYTES: usize = 64 * 1024 * 1024;
 struct RawLine<'a> {
     line: u64,
     offset: u64,
+    /// The record's bytes: the line without LF and without a CR before it.
     bytes: Cow<'a, [u8]>,
-    /// The line was longer than its limit; `bytes` is empty.
+    /// The line was longer than its limit (this many bytes); `bytes` is
+    /// empty.
     too_long: Option<u64>,
+    /// SHA-256 of the line as it is in the file, when that is not the
+    /// digest of `bytes` (a CR before the LF; a line over the limit).
+    /// `archiveHash` is defined over the raw bytes.
+    raw_digest: Option<Digest32>,
 }
 
 /// Splits lines and applies the framing rules (LF only, final LF, no empty
@@ -47,18 +55,30 @@ trait LineSource<'a> {
     fn lines(&self) -> u64;
 }
 
-/// Strips a CR before the LF (reported) and reports empty lines.
-fn frame(line: u64, offset: u64, bytes: &[u8], c: &mut Collector) -> (usize, bool) {
+/// Reports a CR anywhere in the line and an empty line; returns the length
+/// of the record (without a CR before the LF), `None` for an empty line.
+fn frame(line: u64, offset: u64, bytes: &[u8], c: &mut Collector) -> Option<usize> {
     let mut len = bytes.len();
-    if len > 0 && bytes[len - 1] == b'\r' {
+    let trailing = len > 0 && bytes[len - 1] == b'\r';
+    if trailing {
+        len -= 1;
+    }
+    if let Some(i) = memchr(b'\r', &bytes[..len]) {
         c.push(Finding::new(
             Code::CarriageReturn,
             line,
-            offset + len as u64 - 1,
+            offset + i as u64,
+            "",
+            "a carriage return (CR) inside the line; lines are separated by LF alone and hold no CR",
+        ));
+    } else if trailing {
+        c.push(Finding::new(
+            Code::CarriageReturn,
+            line,
+            offset + len as u64,
             "",
             "the line ends with CR LF; records are separated by LF alone",
         ));
-        len -= 1;
     }
     if len == 0 {
         c.push(Finding::new(
@@ -68,9 +88,45 @@ fn frame(line: u64, offset: u64, bytes: &[u8], c: &mut Collector) -> (usize, boo
             "",
             "an empty line; every line is one record",
         ));
-        return (0, false);
+        return None;
     }
-    (len, true)
+    Some(len)
+}
+
+/// Builds the line from its raw bytes (without LF), or `None` when it is
+/// empty; a line over `limit` keeps only its digest.
+fn framed<'a>(
+    line: u64,
+    offset: u64,
+    raw: Cow<'a, [u8]>,
+    limit: usize,
+    c: &mut Collector,
+) -> Option<RawLine<'a>> {
+    let len = frame(line, offset, &raw, c)?;
+    if len > limit {
+        return Some(RawLine {
+            line,
+            offset,
+            raw_digest: Some(sha256(&raw)),
+            bytes: Cow::Borrowed(&[]),
+            too_long: Some(raw.len() as u64),
+        });
+    }
+    let raw_digest = (len < raw.len()).then(|| sha256(&raw));
+    let bytes = match raw {
+        Cow::Borrowed(b) => Cow::Borrowed(&b[..len]),
+        Cow::Owned(mut v) => {
+            v.truncate(len);
+            Cow::Owned(v)
+        }
+    };
+    Some(RawLine {
+        line,
+        offset,
+        bytes,
+        too_long: None,
+        raw_digest,
+    })
 }
 
 struct SliceLines<'a> {
@@ -90,8 +146,7 @@ impl<'a> LineSource<'a> for SliceLines<'a> {
                 return Ok(None);
             }
             let start = self.pos;
-            let rest = &self.data[start..];
-            let (end, has_lf) = match memchr(b'\n', rest) {
+            let (end, has_lf) = match memchr(b'\n', &self.data[start..]) {
                 Some(i) => (start + i, true),
                 None => (self.data.len(), false),
             };
@@ -106,33 +161,10 @@ impl<'a> LineSource<'a> for SliceLines<'a> {
                     "the file does not end with LF; every line, the closing included, ends with LF (a truncated download?)",
                 ));
             }
-            let raw = &self.data[start..end];
-            if raw.len() > limit + 1 {
-                return Ok(Some(RawLine {
-                    line: self.line,
-                    offset: start as u64,
-                    bytes: Cow::Borrowed(&[]),
-                    too_long: Some(raw.len() as u64),
-                }));
+            let raw = Cow::Borrowed(&self.data[start..end]);
+            if let Some(l) = framed(self.line, start as u64, raw, limit, c) {
+                return Ok(Some(l));
             }
-            let (len, keep) = frame(self.line, start as u64, raw, c);
-            if !keep {
-                continue;
-            }
-            if len > limit {
-                return Ok(Some(RawLine {
-                    line: self.line,
-                    offset: start as u64,
-                    bytes: Cow::Borrowed(&[]),
-                    too_long: Some(len as u64),
-                }));
-            }
-            return Ok(Some(RawLine {
-                line: self.line,
-                offset: start as u64,
-                bytes: Cow::Borrowed(&raw[..len]),
-                too_long: None,
-            }));
         }
     }
 
@@ -164,6 +196,8 @@ struct ReaderLines<R: Read> {
 }
 
 impl<R: Read> ReaderLines<R> {
+    /// Reads more into the buffer, moving what is unread to its front and
+    /// growing it only while a line (within its limit) needs the room.
     fn fill(&mut self) -> std::io::Result<usize> {
         if self.start > 0 {
             self.buf.copy_within(self.start..self.end, 0);
@@ -190,6 +224,30 @@ impl<R: Read> ReaderLines<R> {
         }
         Ok(n)
     }
+
+    /// Skips the rest of a line over its limit, hashing it on the way;
+    /// returns its total length and digest.
+    fn skip_line(&mut self) -> std::io::Result<(u64, Digest32)> {
+        let mut h = Sha256::new();
+        let mut skipped = 0u64;
+        loop {
+            if let Some(i) = memchr(b'\n', &self.buf[self.start..self.end]) {
+                h.update(&self.buf[self.start..self.start + i]);
+                skipped += i as u64;
+                self.start += i + 1;
+                self.pos += skipped + 1;
+                return Ok((skipped, h.finalize().into()));
+            }
+            h.update(&self.buf[self.start..self.end]);
+            skipped += (self.end - self.start) as u64;
+            self.start = self.end;
+            if self.eof {
+                self.pos += skipped;
+                return Ok((skipped, h.finalize().into()));
+            }
+            self.fill()?;
+        }
+    }
 }
 
 impl<R: Read> LineSource<'static> for ReaderLines<R> {
@@ -199,14 +257,16 @@ impl<R: Read> LineSource<'static> for ReaderLines<R> {
         c: &mut Collector,
     ) -> std::io::Result<Option<RawLine<'static>>> {
         loop {
-            // Find LF within limit + 2 bytes (a CR may precede it).
+            // Look for LF within limit + 2 bytes (a CR may precede it).
             let mut scanned = 0;
             let found = loop {
-                if let Some(i) = memchr(b'\n', &self.buf[self.start + scanned..self.end]) {
+                let window = (self.end - self.start).min(limit + 2);
+                if let Some(i) = memchr(b'\n', &self.buf[self.start + scanned..self.start + window])
+                {
                     break Some(self.start + scanned + i);
                 }
-                scanned = self.end - self.start;
-                if scanned > limit + 1 || self.eof {
+                scanned = window;
+                if window >= limit + 2 || self.eof {
                     break None;
                 }
                 self.fill()?;
@@ -215,24 +275,14 @@ impl<R: Read> LineSource<'static> for ReaderLines<R> {
             match found {
                 Some(lf) => {
                     self.line += 1;
-                    let raw_len = lf - self.start;
                     let raw = self.buf[self.start..lf].to_vec();
                     self.start = lf + 1;
-                    self.pos += raw_len as u64 + 1;
-                    let (len, keep) = frame(self.line, offset, &raw, c);
-                    if !keep {
-                        continue;
+                    self.pos += raw.len() as u64 + 1;
+                    if let Some(l) = framed(self.line, offset, Cow::Owned(raw), limit, c) {
+                        return Ok(Some(l));
                     }
-                    let mut raw = raw;
-                    raw.truncate(len);
-                    return Ok(Some(RawLine {
-                        line: self.line,
-                        offset,
-                        bytes: Cow::Owned(raw),
-                        too_long: None,
-                    }));
                 }
-                None if self.eof => {
+                None if self.eof && self.end - self.start <= limit + 1 => {
                     if self.start == self.end {
                         return Ok(None);
                     }
@@ -247,44 +297,18 @@ impl<R: Read> LineSource<'static> for ReaderLines<R> {
                         "",
                         "the input does not end with LF; every line, the closing included, ends with LF (truncated?)",
                     ));
-                    let (len, keep) = frame(self.line, offset, &raw, c);
-                    if !keep {
-                        return Ok(None);
-                    }
-                    let mut raw = raw;
-                    raw.truncate(len);
-                    return Ok(Some(RawLine {
-                        line: self.line,
-                        offset,
-                        bytes: Cow::Owned(raw),
-                        too_long: None,
-                    }));
+                    return Ok(framed(self.line, offset, Cow::Owned(raw), limit, c));
                 }
                 None => {
-                    // Too long: skip to the next LF without keeping it.
+                    // Over the limit: skip to the next LF without keeping it.
                     self.line += 1;
-                    let mut skipped = (self.end - self.start) as u64;
-                    self.start = self.end;
-                    loop {
-                        self.fill()?;
-                        if let Some(i) = memchr(b'\n', &self.buf[self.start..self.end]) {
-                            skipped += i as u64;
-                            self.start += i + 1;
-                            self.pos += skipped + 1;
-                            break;
-                        }
-                        skipped += (self.end - self.start) as u64;
-                        self.start = self.end;
-                        if self.eof {
-                            self.pos += skipped;
-                            break;
-                        }
-                    }
+                    let (len, digest) = self.skip_line()?;
                     return Ok(Some(RawLine {
                         line: self.line,
                         offset,
                         bytes: Cow::Owned(Vec::new()),
-                        too_long: Some(skipped),
+                        too_long: Some(len),
+                        raw_digest: Some(digest),
                     }));
                 }
             }
@@ -434,9 +458,8 @@ fn unreadable(l: &RawLine<'_>) -> LineSummary {
     LineSummary {
         line: l.line,
         offset: l.offset,
-        digest: [0; 32],
-        index_at: 0,
-        first_item_at: 0,
+        digest: l.raw_digest.unwrap_or([0; 32]),
+        anchors: Default::default(),
         body: ndarc_format::part::Body::Unreadable,
         findings: Vec::new(),
         dropped: 0,
@@ -511,7 +534,11 @@ fn run<'a, S: LineSource<'a>>(
     let mut plan = Plan::new(manifest);
     plan.max_findings_per_line = options.max_errors.max(1);
     let plan = Arc::new(plan);
-    let mut asm = Assembler::new(plan.clone(), &first.bytes, first.offset, c);
+    let mut asm = Assembler::new(plan.clone(), &first.bytes, first.offset, c)
+        .manifest_line_number(first.line);
+    if let Some(d) = &first.raw_digest {
+        asm = asm.manifest_digest(d);
+    }
     drop(first);
 
     // The pipeline: this thread frames lines and dispatches each to the
@@ -533,7 +560,12 @@ fn run<'a, S: LineSource<'a>>(
             *in_flight -= l.bytes.len() + 1;
             fed_seq += 1;
             match s {
-                Some(s) => asm.feed(s),
+                Some(mut s) => {
+                    if let Some(d) = l.raw_digest {
+                        s.digest = d;
+                    }
+                    asm.feed(s)
+                }
                 None => {
                     asm.findings.push(too_long(&l, options.max_line, "part"));
                     asm.feed(unreadable(&l));
@@ -606,7 +638,7 @@ fn run<'a, S: LineSource<'a>>(
     if let Some(p) = &options.progress {
         p(src.position(), src.total());
     }
-    let eof = (0, src.position());
+    let eof = (src.lines() + 1, src.position());
     let (outcome, mut c) = asm.finish(eof);
     if !report.stopped {
         for (t, tparts) in &outcome.rescan {

@@ -209,7 +209,7 @@ impl PushVerifier {
             s.findings.push(Finding::new(
                 Code::PartIndex,
                 line,
-                u64::from(s.index_at),
+                u64::from(s.anchors.index),
                 "/index",
                 format!(
                     "the part was sent as index {index} but its index member says {}",

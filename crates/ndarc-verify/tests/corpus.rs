@@ -25,68 +25,7 @@ use serde_json::Value;
 /// and what the verifier does instead. The corpus test tolerates exactly
 /// these — and fails when one starts passing, so the entry is removed when
 /// the verifier is fixed. Keep this list empty in a healthy tree.
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    // G1: findings made by the assembler (ndarc-format/src/assemble.rs) at
-    // a part or closing line carry the offset of the line's start or of
-    // items[0], not of the member their pointer names (findings made by
-    // LineReport::add locate the pointer).
-    ("archive_hash_mismatch", G1_OFFSET),
-    ("archive_hash_mismatch-with-lf", G1_OFFSET),
-    ("content_hash_mismatch", G1_OFFSET),
-    ("content_hash_mismatch-rowid", G1_OFFSET),
-    ("part_count_mismatch-closing", G1_OFFSET),
-    ("row_index-across-parts", G1_OFFSET),
-    ("row_index-first", G1_OFFSET),
-    ("rowid_order-across-parts", G1_OFFSET),
-    ("duplicate_row_key-across-parts", G1_OFFSET),
-    ("sha256_mismatch", G1_OFFSET),
-    ("sha256_mismatch-chunks", G1_OFFSET),
-    ("sha256_mismatch-empty", G1_OFFSET),
-    ("size_mismatch", G1_OFFSET),
-    ("size_mismatch-chunks", G1_OFFSET),
-    // G2 (and G1): a wrong chunk offset moves the running total to it, so
-    // complete bytes are then reported as size_mismatch.
-    ("chunk_offset", "G2: chunk_offset also gives a false size_mismatch (the running total jumps to the wrong offset); G1 offset"),
-    ("chunk_offset-first", "G2: chunk_offset also gives a false size_mismatch (the running total jumps to the wrong offset); G1 offset"),
-    // G3: closing_missing is reported at line 0, not at the line where the
-    // closing should be (assemble.rs finish gets eof = (0, position)).
-    ("closing_missing", "G3: closing_missing at line 0"),
-    ("missing_final_newline-truncated", "G3: closing_missing at line 0"),
-    // G4: an item out of order first makes the assembler close the earlier
-    // phase, so present rows or chunks are reported missing.
-    ("item_order", "G4: item_order also gives a false binary_missing"),
-    ("item_order-objects", "G4: item_order also gives a false binary_missing"),
-    ("item_order-rows-after-objects", "G4: item_order also gives a false row_count"),
-    ("item_order-tables", "G4: item_order also gives a false row_count"),
-    // G5: a chunk whose base64 is invalid counts as 0 bytes, so the next
-    // chunk's (right) offset is chunk_offset and the hash sha256_mismatch.
-    ("invalid_base64-url-alphabet", "G5: false chunk_offset and sha256_mismatch after an unreadable chunk"),
-    // G6: a part line over the limit enters archiveHash as 32 zero bytes,
-    // so a correct archiveHash is reported as archive_hash_mismatch.
-    // G7: verify_reader does not apply max_line / max_manifest_line to a
-    // line whose LF is already in its read buffer (pipeline.rs
-    // ReaderLines::next_line returns it unchecked): it parses the line.
-    ("line_too_long", "G6: false archive_hash_mismatch; G7: verify_reader accepts the line"),
-    ("line_too_long-by-one", "G6: false archive_hash_mismatch; G7: verify_reader accepts the line"),
-    ("line_too_long-manifest", "G7: verify_reader accepts the manifest line over its limit"),
-    (VALID_READER_LIMITS, "G7: verify_reader accepts lines over lowered limits"),
-    // G8: FORMAT-BRIEF §7 defines archiveHash over the raw line bytes even
-    // with CR; the verifier strips the CR before hashing, so an archive
-    // hashed over its CRLF lines gives archive_hash_mismatch. (If the spec
-    // decides that the hash excludes the CR, change the fixture instead.)
-    ("carriage_return", "G8: archiveHash computed without the CRs"),
-    // G9: a CR inside a line (not before the LF) is not carriage_return;
-    // in a string it is only json_syntax.
-    ("carriage_return-inside", "G9: no carriage_return for a CR inside a line"),
-    // G10: an unsafe rowid is left out of the row's content digest, so a
-    // contentHash over the row as written is content_hash_mismatch.
-    ("unsafe_integer-rowid", "G10: false content_hash_mismatch"),
-    // G11: the duplicate-key re-scan points at /items/N/row also for rowid
-    // tables (the neighbour check points at /items/N/rowid).
-    ("duplicate_row_key-rowid-unordered", "G11: pointer /items/1/row instead of /items/1/rowid"),
-];
-
-const G1_OFFSET: &str = "G1: offset is the line's or items[0]'s start, not the pointed member's";
+const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 /// The KNOWN_GAPS entry (not a fixture) for `verify_reader` disagreeing
 /// with `verify_bytes` on the valid archives under lowered line limits.
