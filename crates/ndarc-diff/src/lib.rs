@@ -31,6 +31,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod chan;
 mod glob;
 mod key;
 mod manifest;
@@ -40,8 +41,6 @@ mod rows;
 mod scan;
 mod side;
 mod source;
-
-use std::sync::mpsc::sync_channel;
 
 use ndarc_format::Finding;
 use ndarc_json::cmp_utf16;
@@ -198,9 +197,10 @@ fn open<'a>(side: Side, (name, src): (&str, Source<'a>)) -> Result<source::Input
     })
 }
 
-/// Channel depth in parts per side: enough to keep both readers busy,
-/// small enough to bound memory (at most a few 16 MiB lines each).
-const CHANNEL_PARTS: usize = 4;
+/// Bytes of parts a reader may hold ahead of the merge: enough for both
+/// readers to stay busy while the merge waits on one side (a table only one
+/// side has, parts of other sizes), small enough to bound memory.
+const AHEAD_BYTES: usize = 48 << 20;
 
 /// [`diff`] with the names errors and output use for the inputs.
 pub fn diff_labeled(
@@ -213,8 +213,8 @@ pub fn diff_labeled(
     let ia = open(Side::Before, before)?;
     let ib = open(Side::After, after)?;
     std::thread::scope(|s| {
-        let (txa, rxa) = sync_channel(CHANNEL_PARTS);
-        let (txb, rxb) = sync_channel(CHANNEL_PARTS);
+        let (txa, rxa) = chan::channel(AHEAD_BYTES);
+        let (txb, rxb) = chan::channel(AHEAD_BYTES);
         let (ia, ib, na2, nb2) = (&ia, &ib, &na, &nb);
         std::thread::Builder::new()
             .name("ndarc-diff-before".into())

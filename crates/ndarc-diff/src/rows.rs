@@ -3,7 +3,6 @@
 //! offset) when a side's rows are out of key order.
 
 use std::collections::HashMap;
-use std::sync::mpsc::Receiver;
 
 use ndarc_json::OwnedValue;
 
@@ -16,7 +15,7 @@ use crate::{Error, Matcher};
 
 /// One side's stream of row parts.
 pub(crate) struct Stream<'i, 'a> {
-    rx: Receiver<Event>,
+    rx: crate::chan::Receiver,
     cur: Option<PartRows>,
     pos: usize,
     pub(crate) end: Option<SideEnd>,
@@ -30,7 +29,7 @@ pub(crate) struct Stream<'i, 'a> {
 
 impl<'i, 'a> Stream<'i, 'a> {
     pub(crate) fn new(
-        rx: Receiver<Event>,
+        rx: crate::chan::Receiver,
         side: Side,
         name: &str,
         input: &'i Input<'a>,

@@ -4,7 +4,6 @@
 //! diff needs, sent on a bounded channel. Memory: a few parts.
 
 use std::collections::HashMap;
-use std::sync::mpsc::SyncSender;
 
 use ndarc_format::manifest::Manifest;
 use ndarc_format::{Code, Finding, LineRef, LineReport, ManifestOptions, ManifestOutcome, Plan};
@@ -180,6 +179,20 @@ fn framing(info: &LineInfo, bytes: &[u8], limit: usize, out: &mut Vec<Finding>) 
     }
 }
 
+impl Event {
+    /// Bytes an event holds, roughly, for the channel's budget.
+    pub(crate) fn weight(&self) -> usize {
+        match self {
+            Event::Rows(p) => {
+                p.bytes.len()
+                    + 8 * (p.cells.len() + p.keys.len())
+                    + std::mem::size_of::<RowRec>() * p.rows.len()
+            }
+            _ => 1024,
+        }
+    }
+}
+
 /// Reads one input and sends its events; stops quietly when the receiver
 /// is gone.
 pub(crate) fn run(
@@ -187,7 +200,7 @@ pub(crate) fn run(
     side: Side,
     name: &str,
     opts: &Options,
-    tx: SyncSender<Event>,
+    tx: crate::chan::Sender,
 ) {
     let ctx = Ctx {
         side,
@@ -225,7 +238,7 @@ fn canonical_line(bytes: &[u8], number: u64, ctx: &Ctx<'_>) -> Result<Vec<u8>, E
 fn read(
     input: &Input<'_>,
     ctx: &Ctx<'_>,
-    tx: &SyncSender<Event>,
+    tx: &crate::chan::Sender,
 ) -> Result<Option<SideEnd>, Error> {
     let verify = !ctx.opts.no_verify;
     let vopts = &ctx.opts.verify;
