@@ -6,6 +6,8 @@
 //! checks the rules that span lines. The streaming verifier and the push API
 //! both use exactly this pair.
 
+use std::fmt::Write as _;
+
 use ndarc_json::{cmp_utf16, Object, ParseOptions, Value};
 
 use crate::catalogue::{self, Affinity};
@@ -327,7 +329,8 @@ pub fn check_line(plan: &Plan, at: LineRef<'_>) -> LineSummary {
                     "the line is valid JSON but not its canonical (RFC 8785) form; `ndarc canon` rewrites it",
                 );
             }
-            check_record(plan, &parsed.value, &mut r)
+            let canonical = parsed.non_canonical_at.is_none().then_some(at.bytes);
+            check_record(plan, &parsed.value, canonical, &mut r)
         }
     };
     let anchors = Anchors::locate(at.bytes, &body);
@@ -343,7 +346,12 @@ pub fn check_line(plan: &Plan, at: LineRef<'_>) -> LineSummary {
     }
 }
 
-fn check_record(plan: &Plan, v: &Value<'_>, r: &mut LineReport<'_>) -> Body {
+fn check_record(
+    plan: &Plan,
+    v: &Value<'_>,
+    canonical: Option<&[u8]>,
+    r: &mut LineReport<'_>,
+) -> Body {
     let Some(obj) = v.as_object() else {
         r.add(
             Code::RecordKind,
@@ -356,7 +364,7 @@ fn check_record(plan: &Plan, v: &Value<'_>, r: &mut LineReport<'_>) -> Body {
         return Body::Unreadable;
     };
     match obj.get("kind").and_then(Value::as_str) {
-        Some("part") => check_part(plan, obj, r),
+        Some("part") => check_part(plan, obj, canonical, r),
         Some("closing") => Body::Closing(check_closing(obj, r)),
         Some(k) => {
             r.add(
@@ -403,7 +411,12 @@ fn check_closing(obj: &Object<'_>, r: &mut LineReport<'_>) -> Closing {
     }
 }
 
-fn check_part(plan: &Plan, obj: &Object<'_>, r: &mut LineReport<'_>) -> Body {
+fn check_part(
+    plan: &Plan,
+    obj: &Object<'_>,
+    canonical: Option<&[u8]>,
+    r: &mut LineReport<'_>,
+) -> Body {
     r.members(obj, "", &["index", "items", "kind"], &[], "a part");
     let index = r.count(obj, "", "index");
     let Some(items) = r.array(obj, "", "items") else {
@@ -419,7 +432,7 @@ fn check_part(plan: &Plan, obj: &Object<'_>, r: &mut LineReport<'_>) -> Body {
     }
     let kind_of = |v: &Value<'_>| v.get("kind").and_then(Value::as_str).map(str::to_owned);
     match kind_of(&items[0]).as_deref() {
-        Some("row") => check_rows(plan, index, items, r),
+        Some("row") => check_rows(plan, index, items, canonical, r),
         Some(k @ ("object" | "payload")) => {
             if items.len() > 1 {
                 r.add(
@@ -462,6 +475,7 @@ fn check_rows(
     plan: &Plan,
     index: Option<u64>,
     items: &[Value<'_>],
+    canonical: Option<&[u8]>,
     r: &mut LineReport<'_>,
 ) -> Body {
     let table_name = items[0].get("table").and_then(Value::as_str);
@@ -494,10 +508,13 @@ fn check_rows(
         row_digests: Vec::with_capacity(items.len()),
     };
     let mut canon = Vec::with_capacity(256);
+    let mut p = String::with_capacity(16);
     let mut prev_index: Option<u64> = None;
     let mut mixed_reported = false;
     for (i, item) in items.iter().enumerate() {
-        let p = format!("/items/{i}");
+        // The item's pointer, written into a buffer reused across rows.
+        p.clear();
+        let _ = write!(p, "/items/{i}");
         let Some(o) = item.as_object() else {
             r.add(
                 Code::RecordKind,
@@ -649,13 +666,21 @@ fn check_rows(
             part.last_key = Some(key);
         }
         if let Some(row) = row {
-            check_cells(tp, tname, row, &join(&p, "row"), r);
-            canon.clear();
-            ndarc_json::write_canonical_object(row, &mut canon);
+            check_cells(tp, tname, row, &p, r);
+            // A canonical line holds each row's canonical form: hash it in
+            // place instead of writing it again.
+            let row_bytes: &[u8] = match (canonical, row.span()) {
+                (Some(text), Some(span)) if span.end <= text.len() => &text[span],
+                _ => {
+                    canon.clear();
+                    ndarc_json::write_canonical_object(row, &mut canon);
+                    &canon
+                }
+            };
             // The rowid as written, safe or not, where the item has one: an
             // unsafe rowid is reported once, not again as a hash mismatch.
             part.row_digests.push(hash::row_content_digest_number(
-                &canon,
+                row_bytes,
                 rowid_number,
                 &tp.name_json,
             ));
@@ -743,24 +768,35 @@ pub fn row_key_digest(k: &RowKey) -> u128 {
     key_digest(show_key(k).as_bytes())
 }
 
-fn check_cells(tp: &TablePlan, table: &str, row: &Object<'_>, p: &str, r: &mut LineReport<'_>) {
-    // Columns: exactly the plan's, in any order.
-    let mut missing: Vec<&str> = Vec::new();
+/// Checks a row's columns and cells; `item` is the row item's pointer.
+fn check_cells(tp: &TablePlan, table: &str, row: &Object<'_>, item: &str, r: &mut LineReport<'_>) {
+    let row_ptr = || join(item, "row");
+    // Pair each column with its value. Members and columns are both in name
+    // order when the line is canonical, so the next column usually matches;
+    // otherwise a binary search finds it.
+    let mut values: Vec<Option<&Value<'_>>> = vec![None; tp.columns.len()];
     let mut extra: Vec<&str> = Vec::new();
-    for c in &tp.columns {
-        if !row.contains_key(&c.name) {
-            missing.push(&c.name);
+    let mut next = 0usize;
+    for (k, v) in row.iter() {
+        let at = match tp.columns.get(next) {
+            Some(c) if c.name == k => Some(next),
+            _ => tp.columns.binary_search_by(|c| cmp_utf16(&c.name, k)).ok(),
+        };
+        match at {
+            Some(i) => {
+                values[i] = Some(v);
+                next = i + 1;
+            }
+            None => extra.push(k),
         }
     }
-    for k in row.keys() {
-        if tp
-            .columns
-            .binary_search_by(|c| cmp_utf16(&c.name, k))
-            .is_err()
-        {
-            extra.push(k);
-        }
-    }
+    let missing: Vec<&str> = tp
+        .columns
+        .iter()
+        .zip(&values)
+        .filter(|(_, v)| v.is_none())
+        .map(|(c, _)| c.name.as_str())
+        .collect();
     if !missing.is_empty() || !extra.is_empty() {
         let mut msg =
             format!("row of table {table:?} must have exactly its writable, non-excluded columns;");
@@ -773,11 +809,11 @@ fn check_cells(tp: &TablePlan, table: &str, row: &Object<'_>, p: &str, r: &mut L
                 if missing.is_empty() { "" } else { ";" }
             ));
         }
-        r.add(Code::RowColumns, p, msg);
+        r.add(Code::RowColumns, &row_ptr(), msg);
     }
-    for c in &tp.columns {
-        let Some(v) = row.get(&c.name) else { continue };
-        let cp = || join(p, &c.name);
+    for (c, v) in tp.columns.iter().zip(values) {
+        let Some(v) = v else { continue };
+        let cp = || join(&row_ptr(), &c.name);
         let label = || format!("{table}.{}", c.name);
         if v.is_null() {
             if c.notnull {

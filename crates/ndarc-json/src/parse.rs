@@ -120,6 +120,39 @@ static STRING_STOP: [bool; 256] = {
     t
 };
 
+/// The offset of the first byte at or after `i` that ends a run of plain
+/// string characters (`"`, `\\` or a control character), or `bytes.len()`.
+///
+/// Eight bytes at a time (SWAR), because long text cells dominate the time
+/// spent in strings: a word has a stop byte when one of its bytes is below
+/// 0x20, or equals 0x22 or 0x5C.
+#[inline]
+fn plain_run(bytes: &[u8], mut i: usize) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    while i + 8 <= bytes.len() {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&bytes[i..i + 8]);
+        let x = u64::from_le_bytes(w);
+        let quote = x ^ (LO * u64::from(b'"'));
+        let backslash = x ^ (LO * u64::from(b'\\'));
+        // Bytes below 0x20, or zero after the xor; exact for ASCII, and a
+        // byte >= 0x80 never sets its high bit in these terms.
+        let found =
+            (x.wrapping_sub(LO * 0x20) | quote.wrapping_sub(LO) | backslash.wrapping_sub(LO))
+                & !x
+                & HI;
+        if found != 0 {
+            break;
+        }
+        i += 8;
+    }
+    while i < bytes.len() && !STRING_STOP[bytes[i] as usize] {
+        i += 1;
+    }
+    i
+}
+
 struct Parser<'a, const BUILD: bool> {
     text: &'a str,
     bytes: &'a [u8],
@@ -289,6 +322,7 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
     fn object(&mut self) -> Result<Value<'a>, Error> {
         self.enter()?;
         self.pos += 1; // {
+        let open = self.pos - 1;
         let mut obj = Object::new();
         // While names arrive in strictly increasing order, uniqueness follows
         // from the order; once they do not, the full parse keeps every name
@@ -301,6 +335,7 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
         if self.peek() == Some(b'}') {
             self.pos += 1;
             self.depth -= 1;
+            obj.set_span(open, self.pos);
             return Ok(Value::Object(obj));
         }
         loop {
@@ -386,6 +421,7 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
             }
         }
         self.depth -= 1;
+        obj.set_span(open, self.pos);
         Ok(Value::Object(obj))
     }
 
@@ -395,9 +431,7 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
         let start = open + 1;
         let mut i = start;
         let bytes = self.bytes;
-        while i < bytes.len() && !STRING_STOP[bytes[i] as usize] {
-            i += 1;
-        }
+        i = plain_run(bytes, i);
         match bytes.get(i) {
             Some(b'"') => {
                 self.pos = i + 1;
@@ -424,9 +458,7 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
                 None => return self.syntax(open, "unterminated string"),
             }
             let run = i;
-            while i < bytes.len() && !STRING_STOP[bytes[i] as usize] {
-                i += 1;
-            }
+            i = plain_run(bytes, i);
             out.push_str(&self.text[run..i]);
         }
     }

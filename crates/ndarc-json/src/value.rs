@@ -32,9 +32,18 @@ pub type OwnedValue = Value<'static>;
 ///
 /// The order is kept so that errors and the canonical check can point at the
 /// member as written; the canonical serializer sorts on output.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Object<'a> {
     members: Vec<(Cow<'a, str>, Value<'a>)>,
+    /// Where the parser found the object: byte offsets of its `{` and one
+    /// past its `}` in the parsed text. Not part of equality.
+    span: Option<(usize, usize)>,
+}
+
+impl PartialEq for Object<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.members == other.members
+    }
 }
 
 impl<'a> Object<'a> {
@@ -42,13 +51,17 @@ impl<'a> Object<'a> {
     pub fn new() -> Self {
         Object {
             members: Vec::new(),
+            span: None,
         }
     }
 
     /// Builds an object from members; the caller promises names are unique
     /// (the canonical serializer would otherwise write a duplicate).
     pub fn from_members(members: Vec<(Cow<'a, str>, Value<'a>)>) -> Self {
-        Object { members }
+        Object {
+            members,
+            span: None,
+        }
     }
 
     /// Appends a member, replacing an existing one of the same name.
@@ -115,6 +128,7 @@ impl<'a> Object<'a> {
     /// Converts into an object that borrows nothing.
     pub fn into_owned(self) -> Object<'static> {
         Object {
+            span: self.span,
             members: self
                 .members
                 .into_iter()
@@ -126,6 +140,18 @@ impl<'a> Object<'a> {
     /// Member names in input order, as stored.
     pub(crate) fn names(&self) -> impl Iterator<Item = &Cow<'a, str>> {
         self.members.iter().map(|(n, _)| n)
+    }
+
+    /// The byte range of the object in the text it was parsed from (`None`
+    /// for an object built in code). When that text was canonical, the
+    /// range holds the object's canonical form, so a caller can hash or copy
+    /// it without serializing again.
+    pub fn span(&self) -> Option<std::ops::Range<usize>> {
+        self.span.map(|(a, b)| a..b)
+    }
+
+    pub(crate) fn set_span(&mut self, start: usize, end: usize) {
+        self.span = Some((start, end));
     }
 
     pub(crate) fn push_unchecked(&mut self, name: Cow<'a, str>, value: Value<'a>) {
