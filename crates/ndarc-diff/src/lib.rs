@@ -286,6 +286,7 @@ fn merge(
                 y.map(|y| (y, &tb[y])),
                 matcher,
                 opts.keys_only,
+                opts.no_verify,
             )
         });
         let t = rows::diff_table(name, pair.as_ref(), x, y, a, b)?;

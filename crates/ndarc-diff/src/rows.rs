@@ -150,16 +150,11 @@ impl<'i, 'a> Stream<'i, 'a> {
                 name: self.name.clone(),
                 source: e,
             })?;
-        let bytes = if self.no_verify {
-            side::canonical(&bytes).map_err(bad)?
-        } else {
-            bytes
-        };
         let table = self
             .tables
             .get(t)
             .ok_or_else(|| bad("no such table".into()))?;
-        side::rescan(bytes, t, table, offset).map_err(bad)
+        side::rescan(bytes, t, table, offset, self.no_verify).map_err(bad)
     }
 }
 
@@ -173,6 +168,9 @@ pub(crate) struct Pair<'t> {
     whole: bool,
     scope: Option<ColumnScope>,
     keys_only: bool,
+    /// Lines may not be canonical (read without verification): cells whose
+    /// bytes differ are compared by canonical text.
+    lax: bool,
 }
 
 impl<'t> Pair<'t> {
@@ -182,6 +180,7 @@ impl<'t> Pair<'t> {
         b: Option<(usize, &'t SideTable)>,
         m: &Matcher,
         keys_only: bool,
+        lax: bool,
     ) -> Self {
         let mut cols = Vec::new();
         let mut scope = ColumnScope::default();
@@ -219,6 +218,7 @@ impl<'t> Pair<'t> {
             whole,
             scope: (scope != ColumnScope::default()).then_some(scope),
             keys_only,
+            lax,
         }
     }
 
@@ -242,17 +242,28 @@ impl<'t> Pair<'t> {
     /// compared columns.
     fn same_row(&self, pa: &PartRows, i: usize, pb: &PartRows, j: usize) -> bool {
         if self.whole {
-            return slice(&pa.bytes, pa.rows[i].row) == slice(&pb.bytes, pb.rows[j].row);
+            if slice(&pa.bytes, pa.rows[i].row) == slice(&pb.bytes, pb.rows[j].row) {
+                return true;
+            }
+            if !self.lax {
+                return false;
+            }
         }
         let (ca, cb) = (pa.cells(i, self.ncols_a()), pb.cells(j, self.ncols_b()));
         self.cols
             .iter()
-            .all(|&(x, y)| cell(&pa.bytes, ca, x) == cell(&pb.bytes, cb, y))
+            .all(|&(x, y)| self.cell_eq(cell(&pa.bytes, ca, x), cell(&pb.bytes, cb, y)))
+    }
+
+    /// Cells are equal: the same bytes or, for lines that may not be
+    /// canonical, the same canonical text.
+    fn cell_eq(&self, a: &[u8], b: &[u8]) -> bool {
+        a == b || (self.lax && side::canonical_cell(a) == side::canonical_cell(b))
     }
 
     /// The digest of a row's compared cells (both sides agree on it).
     fn digest(&self, p: &PartRows, i: usize, side: Side) -> u128 {
-        if self.whole {
+        if self.whole && !self.lax {
             return digest128(&[slice(&p.bytes, p.rows[i].row)]);
         }
         let (n, before) = match side {
@@ -265,6 +276,12 @@ impl<'t> Pair<'t> {
             .iter()
             .map(|&(x, y)| cell(&p.bytes, cells, if before { x } else { y }))
             .collect();
+        if self.lax {
+            let canon: Vec<std::borrow::Cow<'_, [u8]>> =
+                pieces.iter().map(|c| side::canonical_cell(c)).collect();
+            let refs: Vec<&[u8]> = canon.iter().map(|c| c.as_ref()).collect();
+            return digest128(&refs);
+        }
         digest128(&pieces)
     }
 
@@ -284,7 +301,7 @@ impl<'t> Pair<'t> {
             .iter()
             .filter_map(|&(x, y)| {
                 let (va, vb) = (cell(&pa.bytes, ca, x), cell(&pb.bytes, cb, y));
-                (va != vb).then(|| CellChange {
+                (!self.cell_eq(va, vb)).then(|| CellChange {
                     column: names
                         .and_then(|n| n.get(x))
                         .map_or_else(String::new, |c| c.0.clone()),

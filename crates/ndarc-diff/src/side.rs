@@ -363,7 +363,9 @@ fn read(
                     }
                 }
             } else {
-                canonical_line(bytes, info.number, ctx)?
+                // Not canonicalized here: cells and keys are compared by
+                // value where their bytes differ (see `Pair`).
+                bytes.to_vec()
             };
             part_offsets.push(info.offset);
             if let Some(part) = rows_of(owned, &info, &tables, &by_name, &mut last_key, ctx)? {
@@ -479,7 +481,7 @@ fn rows_of(
         ));
     };
     let t = &tables[table];
-    let mut part = extract(bytes, &scanned, table, t, info.offset)
+    let mut part = extract(bytes, &scanned, table, t, info.offset, ctx.opts.no_verify)
         .map_err(|m| ctx.malformed(info.number, m))?;
     let k = t.pk.len();
     let mut ordered = match last_key {
@@ -505,20 +507,63 @@ pub(crate) fn rescan(
     table: usize,
     t: &SideTable,
     offset: u64,
+    lax: bool,
 ) -> Result<PartRows, String> {
     match scan::scan_part(&bytes) {
-        Ok(PartScan::Rows(scanned)) => extract(bytes, &scanned, table, t, offset),
+        Ok(PartScan::Rows(scanned)) => extract(bytes, &scanned, table, t, offset, lax),
         Ok(PartScan::Other) => Err("the line re-read holds no rows".into()),
         Err(e) => Err(format!("{} at byte {}", e.what, e.at)),
     }
 }
 
+/// Whether a cell's text is surely canonical JSON: an unescaped string, a
+/// short integer, a literal.
+pub(crate) fn surely_canonical(text: &[u8]) -> bool {
+    match text {
+        [b'"', inner @ .., b'"'] => !inner.iter().any(|&c| c == b'\\' || c < 0x20),
+        b"null" | b"true" | b"false" | b"0" => true,
+        [b'-', digits @ ..] | digits => {
+            matches!(digits.first(), Some(b'1'..=b'9'))
+                && digits.len() <= 15
+                && digits.iter().all(u8::is_ascii_digit)
+        }
+    }
+}
+
+/// The canonical text of a cell (its own bytes when it does not parse).
+pub(crate) fn canonical_cell(text: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if surely_canonical(text) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    match ndarc_json::parse(text) {
+        Ok(v) => std::borrow::Cow::Owned(ndarc_json::to_canonical_vec(&v)),
+        Err(_) => std::borrow::Cow::Borrowed(text),
+    }
+}
+
+/// Makes the span's text canonical, appending the canonical text to the
+/// buffer (after the line) when it is not.
+fn canonical_span(bytes: &mut Vec<u8>, span: &mut Span) {
+    let text = scan::slice(bytes, *span);
+    if surely_canonical(text) {
+        return;
+    }
+    if let std::borrow::Cow::Owned(c) = canonical_cell(text) {
+        let start = bytes.len();
+        bytes.extend_from_slice(&c);
+        if let (Ok(a), Ok(b)) = (u32::try_from(start), u32::try_from(bytes.len())) {
+            *span = (a, b);
+        }
+    }
+}
+
 fn extract(
-    bytes: Vec<u8>,
+    mut bytes: Vec<u8>,
     scanned: &scan::RowsScan,
     table: usize,
     t: &SideTable,
     offset: u64,
+    lax: bool,
 ) -> Result<PartRows, String> {
     let items = &scanned.items;
     let n = t.columns.len();
@@ -564,6 +609,18 @@ fn extract(
             rowid,
             item: u32::try_from(i).unwrap_or(u32::MAX),
         });
+    }
+    if lax {
+        // Lines read without verification may not be canonical: keys are
+        // matched and shown by text, so make theirs canonical.
+        for k in &mut keys {
+            canonical_span(&mut bytes, k);
+        }
+        for r in &mut rows {
+            if let Some((_, span)) = &mut r.rowid {
+                canonical_span(&mut bytes, span);
+            }
+        }
     }
     Ok(PartRows {
         table,

@@ -570,3 +570,44 @@ proptest! {
         prop_assert!(e.equal && !e.has_differences());
     }
 }
+
+#[test]
+fn no_verify_compares_values_not_spellings() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/diff/changes/before.ndjson");
+    let a = std::fs::read(path).unwrap();
+    let text = String::from_utf8(a.clone()).unwrap();
+    // Other spellings of the same values: a key `7.00`, a cell `7.0`, an
+    // escaped letter, members out of order, whitespace.
+    let b = text
+        .replace(r#"{"avatar":{"blob":"iVBORw=="},"bio":"naïve café","id":7,"name":"Ada"}"#, r#"{ "id" : 7.00, "name":"\u0041da", "bio":"na\u00efve caf\u00e9", "avatar":{"blob":"iVBORw=="} }"#)
+        .replace(r#""user_id":7}"#, r#""user_id":7.0}"#);
+    assert_ne!(b, text, "the edits apply");
+    let d = run(
+        &a,
+        b.as_bytes(),
+        &Options {
+            no_verify: true,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    assert!(d.tables.is_empty(), "{:?}", d.tables);
+    // A real change among other spellings is still found, with its key in
+    // canonical form.
+    let c = b.replace(r#""name":"\u0041da""#, r#""name":"Ida""#);
+    let d = run(
+        &a,
+        c.as_bytes(),
+        &Options {
+            no_verify: true,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(d.tables.len(), 1);
+    assert_eq!(d.tables[0].changed.len(), 1);
+    assert_eq!(d.tables[0].changed[0].key, "[7]");
+    assert_eq!(d.tables[0].changed[0].cells.len(), 1);
+    assert_eq!(d.tables[0].changed[0].cells[0].column, "name");
+}
