@@ -9,6 +9,8 @@
 //! - [`repartition`]: re-pack an archive into parts of another size.
 //! - [`arb_options`]: proptest strategy for small archives.
 //! - [`corpus_valid`]: small, named example archives.
+//! - [`mutate()`] / [`mutate_random`]: a valid archive with exactly one rule
+//!   broken, and the finding a verifier must report ([`mod@mutate`]).
 //!
 //! Determinism: every row, cell, object byte and decision is a pure
 //! function of the seed and its coordinates, drawn from a hand-written
@@ -32,6 +34,7 @@ mod binary;
 mod corpus;
 mod error;
 mod gen;
+pub mod mutate;
 mod pack;
 mod repart;
 mod reseal;
@@ -46,6 +49,7 @@ pub use error::Error;
 pub use gen::{
     generate, generate_vec, BinaryDelta, GenOptions, Later, Rows, Summary, TableSummary, MAX_ROWS,
 };
+pub use mutate::{mutate, mutate_random, Mutant, Mutation, NotApplicable};
 pub use pack::{RowPacker, PART_OVERHEAD};
 pub use repart::{repartition, repartition_file};
 pub use reseal::{reseal, reseal_with, ResealOptions};
