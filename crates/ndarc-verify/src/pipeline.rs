@@ -336,23 +336,10 @@ pub fn verify_bytes(data: &[u8], options: &Options) -> Report {
         line: 0,
     };
     let reread = |offset: u64| -> Option<Vec<u8>> { line_at(data, offset).map(<[u8]>::to_vec) };
-    // Reading a slice cannot fail; a pool that cannot start is the only
-    // error, and then a one-thread pool is tried.
-    let pool = pool(options).or_else(|_| {
-        pool(&Options {
-            jobs: 1,
-            ..options.clone()
-        })
-    });
-    match pool {
-        Ok(pool) => run(src, options, &reread, &pool).unwrap_or_default(),
-        Err(e) => Report {
-            findings: vec![Finding::new(Code::LineTooLong, 0, 0, "", e.to_string())],
-            errors: 1,
-            stopped: true,
-            ..Report::default()
-        },
-    }
+    // Reading a slice cannot fail. A pool that cannot start (no threads to
+    // be had) leaves the work to rayon's global pool.
+    let pool = pool(options).ok();
+    run(src, options, &reread, pool.as_ref()).unwrap_or_default()
 }
 
 fn line_at(data: &[u8], offset: u64) -> Option<&[u8]> {
@@ -431,7 +418,18 @@ pub fn verify_reader<R: Read + Send>(reader: R, options: &Options) -> Result<Rep
         Some(out)
     };
     let pool = pool(options)?;
-    run(src, options, &reread, &pool).map_err(io)
+    run(src, options, &reread, Some(&pool)).map_err(io)
+}
+
+/// Runs `f` in a scope of `pool`, or of rayon's global pool.
+fn in_scope<'scope, R>(
+    pool: Option<&rayon::ThreadPool>,
+    f: impl FnOnce(&rayon::Scope<'scope>) -> R,
+) -> R {
+    match pool {
+        Some(p) => p.in_place_scope(f),
+        None => rayon::in_place_scope(f),
+    }
 }
 
 fn pool(options: &Options) -> Result<rayon::ThreadPool, Error> {
@@ -470,7 +468,7 @@ fn run<'a, S: LineSource<'a>>(
     mut src: S,
     options: &Options,
     reread: &(dyn Fn(u64) -> Option<Vec<u8>> + Sync),
-    pool: &rayon::ThreadPool,
+    pool: Option<&rayon::ThreadPool>,
 ) -> std::io::Result<Report> {
     let started = Instant::now();
     let mut c = Collector::new(options.max_errors.max(1));
@@ -575,7 +573,7 @@ fn run<'a, S: LineSource<'a>>(
         fed_seq
     };
     let plan_ref: &Plan = &plan;
-    let result: std::io::Result<()> = pool.in_place_scope(|scope| {
+    let result: std::io::Result<()> = in_scope(pool, |scope| {
         loop {
             let next = if report.stopped {
                 None
