@@ -611,3 +611,48 @@ fn no_verify_compares_values_not_spellings() {
     assert_eq!(d.tables[0].changed[0].cells.len(), 1);
     assert_eq!(d.tables[0].changed[0].cells[0].column, "name");
 }
+
+#[test]
+fn human_output_never_passes_control_characters_through() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/diff/changes/before.ndjson");
+    let a = std::fs::read(path).unwrap();
+    let long_esc = format!(r#""body":"\u001b[2J\u009b{}""#, "word ".repeat(30));
+    let text = String::from_utf8(a.clone()).unwrap();
+    let edited = text
+        .replace(r#""body":"first""#, &long_esc)
+        .replace(r#""body":null"#, r#""body":"\u001b]0;title\u0007""#);
+    let b = ndarc_testkit::reseal(edited.as_bytes()).unwrap();
+    let d = run(&a, &b, &Options::default()).unwrap();
+    assert_eq!(d.tables[0].changed.len(), 2);
+    for colour in [false, true] {
+        let mut out = Vec::new();
+        ndarc_diff::render::human(
+            &d,
+            &ndarc_diff::render::RenderOptions {
+                colour,
+                max_rows: None,
+            },
+            &mut out,
+        )
+        .unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("\\u001b[2J") || text.contains("\\u{1b}[2J"),
+            "{text}"
+        );
+        // Colour codes are the only escapes.
+        let stray = text
+            .match_indices('\x1b')
+            .filter(|(i, _)| !text[*i + 1..].starts_with('['))
+            .count();
+        assert_eq!(stray, 0, "{text}");
+        assert!(
+            !text.contains("\x1b[2J") && !text.contains('\u{9b}') && !text.contains('\u{7}'),
+            "{text}"
+        );
+        if !colour {
+            assert!(!text.contains('\x1b'));
+        }
+    }
+}

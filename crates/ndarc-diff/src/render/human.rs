@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use ndarc_format::manifest::{Column, ObjectEntry};
 
-use super::{count, show_value, summary, word_diff, Piece, RenderOptions};
+use super::{count, safe, show_value, summary, word_diff, Piece, RenderOptions};
 use crate::model::{Diff, EntryDiff, NameChanges, TableDiff};
 
 struct Out<'w> {
@@ -24,9 +24,10 @@ enum Paint {
 
 impl Out<'_> {
     fn paint(&self, p: Paint, text: &str) -> String {
+        let text = safe(text, false);
         let code = match p {
-            Paint::Plain => return text.to_string(),
-            _ if !self.colour => return text.to_string(),
+            Paint::Plain => return text.into_owned(),
+            _ if !self.colour => return text.into_owned(),
             Paint::Bold => "1",
             Paint::Red => "31",
             Paint::Green => "32",
@@ -37,7 +38,7 @@ impl Out<'_> {
     }
 
     fn line(&mut self, text: &str) -> io::Result<()> {
-        self.w.write_all(text.as_bytes())?;
+        self.w.write_all(safe(text, true).as_bytes())?;
         self.w.write_all(b"\n")
     }
 }
@@ -168,10 +169,10 @@ fn table(o: &mut Out<'_>, t: &TableDiff, opts: &RenderOptions, keys_only: bool) 
         for cell in &c.cells {
             let line = match word_diff(&cell.before, &cell.after) {
                 Some(pieces) => {
-                    let mut s = format!("      {}: ", cell.column);
+                    let mut s = format!("      {}: ", safe(&cell.column, false));
                     for p in pieces {
                         match p {
-                            Piece::Same(t) => s.push_str(&t),
+                            Piece::Same(t) => s.push_str(&safe(&t, false)),
                             Piece::Removed(t) => {
                                 s.push_str(&o.paint(Paint::Red, &format!("[-{t}-]")))
                             }
@@ -180,11 +181,11 @@ fn table(o: &mut Out<'_>, t: &TableDiff, opts: &RenderOptions, keys_only: bool) 
                             }
                         }
                     }
-                    s.replace('\n', "⏎")
+                    s
                 }
                 None => format!(
                     "      {}: {} → {}",
-                    cell.column,
+                    safe(&cell.column, false),
                     o.paint(Paint::Red, &show_value(&cell.before)),
                     o.paint(Paint::Green, &show_value(&cell.after))
                 ),

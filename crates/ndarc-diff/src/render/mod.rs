@@ -120,6 +120,51 @@ pub(crate) fn word_diff(before: &Value<'_>, after: &Value<'_>) -> Option<Vec<Pie
     Some(pieces)
 }
 
+/// `s` with control characters (C0, DEL, C1: what could move a terminal's
+/// cursor or start an escape sequence) written as `\u{…}` escapes;
+/// `keep_esc` keeps ESC, for lines whose colour codes were added here.
+pub(crate) fn safe(s: &str, keep_esc: bool) -> std::borrow::Cow<'_, str> {
+    if !s
+        .chars()
+        .any(|c| c.is_control() && !(keep_esc && c == '\x1b'))
+    {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut o = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\x1b' if keep_esc => o.push(c),
+            '\n' => o.push_str("\\n"),
+            '\t' => o.push_str("\\t"),
+            '\r' => o.push_str("\\r"),
+            c if c.is_control() => o.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => o.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(o)
+}
+
+/// Terminal columns `s` takes, roughly (East Asian wide characters and
+/// emoji 2, combining marks and zero-width characters 0, others 1), for
+/// aligning `--stat`.
+pub(crate) fn width(s: &str) -> usize {
+    s.chars()
+        .map(|c| match u32::from(c) {
+            0x0300..=0x036F | 0x200B..=0x200F | 0x20D0..=0x20FF | 0xFE00..=0xFE0F => 0,
+            0x1100..=0x115F
+            | 0x2E80..=0xA4CF
+            | 0xAC00..=0xD7A3
+            | 0xF900..=0xFAFF
+            | 0xFE30..=0xFE4F
+            | 0xFF00..=0xFF60
+            | 0xFFE0..=0xFFE6
+            | 0x1F300..=0x1FAFF
+            | 0x20000..=0x3FFFD => 2,
+            _ => 1,
+        })
+        .sum()
+}
+
 /// A count with its noun, `1 row` / `2 rows`.
 pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
@@ -233,5 +278,10 @@ mod tests {
         assert!(w.contains(&Piece::Added("red".into())), "{w:?}");
         assert!(word_diff(&Value::from("a"), &Value::from("b")).is_none());
         assert!(word_diff(&a, &Value::Null).is_none());
+        assert_eq!(safe("a\x1b[2Jb\n", false), "a\\u{1b}[2Jb\\n");
+        assert_eq!(safe("\x1b[1mx\u{9b}", true), "\x1b[1mx\\u{9b}");
+        assert_eq!(safe("plain é", false), "plain é");
+        assert_eq!(width("名前_😀"), 7);
+        assert_eq!(width("e\u{301}"), 1);
     }
 }

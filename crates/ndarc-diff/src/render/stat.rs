@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use super::{summary, RenderOptions};
+use super::{safe, summary, width, RenderOptions};
 use crate::model::Diff;
 
 /// Writes one line per table with row changes (`name | +added -removed
@@ -84,13 +84,14 @@ pub fn stat(d: &Diff, _opts: &RenderOptions, w: &mut dyn Write) -> io::Result<()
             format!("+{} -{}", c.added.len(), c.removed.len()),
         ));
     }
-    let width = rows
+    let widest = rows
         .iter()
-        .map(|(n, _)| n.chars().count())
+        .map(|(n, _)| width(&safe(n, false)))
         .max()
         .unwrap_or(0);
     for (n, c) in rows {
-        let pad = width - n.chars().count();
+        let n = safe(&n, false);
+        let pad = widest.saturating_sub(width(&n));
         writeln!(w, " {n}{} | {c}", " ".repeat(pad))?;
     }
     writeln!(w, "{}", summary(d))

@@ -115,7 +115,8 @@ pub struct Args {
     #[arg(long, value_name = "BYTES", default_value_t = ndarc_format::MAX_PART_LINE)]
     pub max_line_bytes: usize,
 
-    /// Print nothing; only the exit status tells.
+    /// Print no diff: only the exit status tells (an error that stops the
+    /// command is still one line on standard error, as in `verify`).
     #[arg(long, short)]
     pub quiet: bool,
 
