@@ -58,6 +58,8 @@ enum Command {
     Inspect(cmd::inspect::Args),
     Gen(cmd::gen::Args),
     Repart(cmd::repart::Args),
+    Mutate(cmd::mutate::Args),
+    FuzzConsumer(cmd::fuzz_consumer::Args),
     Diff(cmd::diff::Args),
 }
 
@@ -69,6 +71,8 @@ fn run(command: Command, ctx: &Context) -> CmdResult {
         Command::Inspect(args) => cmd::inspect::run(args, ctx),
         Command::Gen(args) => cmd::gen::run(args, ctx),
         Command::Repart(args) => cmd::repart::run(args, ctx),
+        Command::Mutate(args) => cmd::mutate::run(args, ctx),
+        Command::FuzzConsumer(args) => cmd::fuzz_consumer::run(args, ctx),
         Command::Diff(args) => cmd::diff::run(args, ctx),
     }
 }

@@ -36,6 +36,11 @@ Examples:
   One pretty-printed JSON document from a pipe to one canonical line:
     cat config.json | ndarc canon --json
 
+  Make a test fixture after a hand edit: canonicalize, then recompute counts, schema,
+  partCount and both hashes (the edit is trusted, not verified):
+    ndarc canon --reseal edited.ndjson -o fixture.ndjson
+    ndarc verify fixture.ndjson
+
 Positions are FILE:LINE:OFFSET, OFFSET the byte offset from the start of the
 file. Invalid input is reported as FILE:LINE:OFFSET: CODE: message, e.g.
   export.ndjson:7:5120: json_duplicate_member: duplicate member name \"id\"
@@ -85,9 +90,14 @@ pub struct Args {
         value_parser = parse_size
     )]
     pub max_line_bytes: usize,
-    // Reserved: `--reseal` (recompute the closing line's hashes so that a
-    // canonicalized archive verifies again) is added here by the archive
-    // work; its hook is marked in `ndjson` below.
+
+    /// After canonicalizing, recompute what a hand edit leaves stale: each
+    /// table's `count`, `schema`, `partCount` (manifest and closing) and
+    /// both closing hashes (ndarc-testkit's reseal). It trusts the edit:
+    /// nothing is verified, so run `ndarc verify` on the result. The whole
+    /// archive is held in memory.
+    #[arg(long, conflicts_with_all = ["check", "json"])]
+    pub reseal: bool,
 }
 
 /// Runs `ndarc canon`.
@@ -98,14 +108,17 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         return if args.json {
             json(&mut input, None, limit, ctx)
         } else {
-            ndjson(&mut input, None, limit, ctx)
+            ndjson(&mut input, None, None, limit, ctx)
         };
     }
     let mut out = args.output.open()?;
+    if args.reseal {
+        return reseal(&mut input, out, limit, ctx);
+    }
     let status = if args.json {
         json(&mut input, Some(&mut out), limit, ctx)?
     } else {
-        ndjson(&mut input, Some(&mut out), limit, ctx)?
+        ndjson(&mut input, Some(&mut out), None, limit, ctx)?
     };
     match (status, out) {
         (Status::Success, out) => out.finish()?,
@@ -118,10 +131,47 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     Ok(status)
 }
 
-/// NDJSON: canonicalize (`out` is `Some`) or check each line.
+/// `--reseal`: canonicalize every line into memory, reseal, write. Nothing
+/// is written when a line is not JSON or the archive cannot be resealed.
+fn reseal(input: &mut Input, mut out: Output, limit: usize, ctx: &Context) -> CmdResult {
+    let name = input.name().to_string();
+    let mut lines = Vec::new();
+    let status = ndjson(input, Some(&mut out), Some(&mut lines), limit, ctx)?;
+    if status != Status::Success {
+        if let Output::File(file) = out {
+            drop(file);
+        }
+        return Ok(status);
+    }
+    match ndarc_testkit::reseal(&lines) {
+        Ok(sealed) => {
+            out.put(&sealed)?;
+            out.finish()?;
+            Ok(Status::Success)
+        }
+        Err(e) => {
+            let at = Location {
+                file: &name,
+                line: match &e {
+                    ndarc_testkit::Error::Json { line, .. }
+                    | ndarc_testkit::Error::Archive { line, .. } => *line,
+                    _ => 0,
+                },
+                offset: 0,
+            };
+            let msg = format!("cannot reseal: {e}");
+            diagnostic(ctx.colour, at, "", &msg);
+            Ok(Status::Findings)
+        }
+    }
+}
+
+/// NDJSON: canonicalize (`out` is `Some`) or check each line. With
+/// `collect`, canonical lines go there instead of to `out`.
 fn ndjson(
     input: &mut Input,
     mut out: Option<&mut Output>,
+    mut collect: Option<&mut Vec<u8>>,
     limit: usize,
     ctx: &Context,
 ) -> CmdResult {
@@ -191,11 +241,13 @@ fn ndjson(
                     diagnostic(ctx.colour, at(e.offset()), e.code(), e.message());
                     return Ok(Status::Findings);
                 }
-                // --reseal hook: the canonical line is in `canon`; a resealing
-                // pass feeds it to the archive hasher and rewrites the closing
-                // line instead of copying it.
                 canon.push(b'\n');
-                out.put(&canon)?;
+                match collect.as_deref_mut() {
+                    // --reseal: counts and schema in line 1 depend on every
+                    // later line, so the archive is resealed whole.
+                    Some(lines) => lines.extend_from_slice(&canon),
+                    None => out.put(&canon)?,
+                }
             }
         }
     }

@@ -2,7 +2,9 @@
 
 pub mod canon;
 pub mod diff;
+pub mod fuzz_consumer;
 pub mod gen;
 pub mod inspect;
+pub mod mutate;
 pub mod repart;
 pub mod verify;

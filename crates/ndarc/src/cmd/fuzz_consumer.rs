@@ -1,0 +1,797 @@
+//! `ndarc fuzz-consumer`: feed generated archives and their mutants to a
+//! third-party importer or validator and report where it disagrees with
+//! the format.
+//!
+//! Each run generates a small valid archive (ndarc-testkit's generator,
+//! with sizes and features drawn from the seed) and one mutant of it that
+//! breaks one rule; both are written to a private temporary directory and
+//! the consumer is run on each, without a shell. A valid archive must be
+//! accepted (exit 0), a mutant rejected (any other exit). The consumer is
+//! also reported when a signal kills it (a crash) or it outlives
+//! `--timeout` (its whole process group is then killed).
+
+use std::ffi::OsString;
+use std::fs::{self, File};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use ndarc_format::{Code, Severity};
+use ndarc_testkit::mutate::file_codes;
+use ndarc_testkit::{derive, generate_vec, mutate, GenOptions, Rng, Rows};
+
+use crate::cmd::mutate::{parse_code, prepare_outdir, write_atomic};
+use crate::exit::{CmdResult, Failure, Status};
+use crate::term::{self, paint, Style};
+use crate::Context;
+
+/// The token replaced by the archive's path.
+pub const ARCHIVE_TOKEN: &str = "{archive}";
+
+const EXAMPLES: &str = "\
+Examples:
+  Twenty runs against an importer (the path replaces {archive}):
+    ndarc fuzz-consumer --exec './import --dry-run {archive}'
+
+  More runs, a time limit, and the archives that show a problem kept:
+    ndarc fuzz-consumer --exec 'python3 validate.py --file={archive}' \\
+        --runs 200 --seed 7 --timeout 5 --outdir fuzz-out/
+
+  Only some rules, machine-readable:
+    ndarc fuzz-consumer --exec 'node check.js' --codes sha256_mismatch,content_hash_mismatch --json
+
+  ndarc's own verifier agrees with the format (no disagreement):
+    ndarc fuzz-consumer --exec 'ndarc verify -q {archive}'
+
+The command is split into words as a POSIX shell would split them (single and double
+quotes, backslashes) but no shell runs it: no pipes, redirections, variables or globs. A
+word holding {archive} has it replaced by the archive's path; without {archive}, the path
+is the last argument. Standard input is empty; standard output and error are kept, cut to
+--max-output bytes, in the report.
+
+Exit status: 0 the consumer agreed on every archive, 1 a disagreement, crash or time-out,
+2 could not run (usage, a command that cannot be started, I/O).";
+
+/// Arguments of `ndarc fuzz-consumer`.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Feed generated archives and their mutants to an importer; report where it disagrees",
+    long_about = "Test a third-party importer or validator against the format: each run generates a \
+small valid archive (sizes and features drawn from the seed) and a mutant of it that breaks exactly \
+one rule (the rules taken in turn, in a seed-chosen order), and runs the command on both. A valid \
+archive must be accepted (exit 0) and a mutant rejected (non-zero exit): an invalid archive \
+accepted or a valid one rejected is a disagreement. A consumer killed by a signal is a crash; one \
+still running after --timeout seconds is a time-out, and its whole process group is killed.
+
+Archives are written to a private temporary directory and removed afterwards; with --outdir, \
+each archive that shows a problem is copied there (RUN-valid.ndjson or RUN-CODE.ndjson) with \
+summary.json. Mutants of warning codes (still importable) are not fed.",
+    after_help = EXAMPLES
+)]
+pub struct Args {
+    /// The consumer: a command with {archive} where the path goes.
+    #[arg(long, value_name = "CMD")]
+    pub exec: String,
+    /// Runs: each feeds one valid archive and one mutant.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub runs: u64,
+    /// The seed of the archives, the rules' order and the mutants.
+    #[arg(long, default_value_t = 0, value_name = "S")]
+    pub seed: u64,
+    /// Kill the consumer (its process group) after this many seconds.
+    #[arg(long, default_value = "10", value_name = "SECS", value_parser = parse_seconds)]
+    pub timeout: f64,
+    /// Copy the archives that show a problem, and summary.json, here
+    /// (created if missing; must be empty unless --force).
+    #[arg(long, value_name = "DIR")]
+    pub outdir: Option<PathBuf>,
+    /// Write into a non-empty --outdir, replacing its files.
+    #[arg(long, requires = "outdir")]
+    pub force: bool,
+    /// Print the summary as JSON on standard output instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Only mutants of these codes (comma-separated, repeatable); default:
+    /// every error code a file can show.
+    #[arg(long, value_name = "CODES", value_delimiter = ',')]
+    pub codes: Vec<String>,
+    /// Keep at most this many bytes of the consumer's standard output and
+    /// error per archive in the report.
+    #[arg(long, default_value_t = 2000, value_name = "BYTES")]
+    pub max_output: usize,
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 && x <= 86_400.0 => Ok(x),
+        _ => Err(format!(
+            "expected a number of seconds above 0 (up to 86400), got {s:?}"
+        )),
+    }
+}
+
+// -------------------------------------------------------- the command line
+
+/// Splits a command line into words as a POSIX shell does, without
+/// expanding anything: blanks separate words; `'…'` is literal; in `"…"` a
+/// backslash escapes only `"`, `\`, `$`, `` ` `` and a newline; outside
+/// quotes a backslash escapes the next character. An unterminated quote or
+/// a trailing backslash is an error.
+pub fn split_words(line: &str) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => word.push(c),
+                        None => return Err("unterminated single quote".to_string()),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(c @ ('"' | '\\' | '$' | '`')) => word.push(c),
+                            Some('\n') => {}
+                            Some(c) => {
+                                word.push('\\');
+                                word.push(c);
+                            }
+                            None => return Err("unterminated double quote".to_string()),
+                        },
+                        Some(c) => word.push(c),
+                        None => return Err("unterminated double quote".to_string()),
+                    }
+                }
+            }
+            '\\' => match chars.next() {
+                Some('\n') => {}
+                Some(c) => {
+                    in_word = true;
+                    word.push(c);
+                }
+                None => return Err("a backslash at the end".to_string()),
+            },
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    Ok(words)
+}
+
+/// The consumer's arguments for `archive`: each `{archive}` in a word is
+/// replaced by the path; without any, the path is appended.
+pub fn command_for(words: &[String], archive: &Path) -> Vec<OsString> {
+    let mut found = false;
+    let mut out: Vec<OsString> = words
+        .iter()
+        .map(|w| {
+            if !w.contains(ARCHIVE_TOKEN) {
+                return OsString::from(w);
+            }
+            found = true;
+            let mut s = OsString::new();
+            for (i, piece) in w.split(ARCHIVE_TOKEN).enumerate() {
+                if i > 0 {
+                    s.push(archive.as_os_str());
+                }
+                s.push(piece);
+            }
+            s
+        })
+        .collect();
+    if !found {
+        out.push(archive.as_os_str().to_owned());
+    }
+    out
+}
+
+// ------------------------------------------------------------- running it
+
+/// How one run of the consumer ended.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The exit code, when it exited.
+    pub code: Option<i32>,
+    /// The signal that killed it, when one did (and it was not ours).
+    pub signal: Option<i32>,
+    /// It outlived the time limit and was killed.
+    pub timed_out: bool,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// Standard output, cut to the limit.
+    pub stdout: String,
+    /// Standard error, cut to the limit.
+    pub stderr: String,
+}
+
+impl Outcome {
+    /// Exit 0.
+    pub fn accepted(&self) -> bool {
+        self.code == Some(0) && !self.timed_out
+    }
+}
+
+#[cfg(unix)]
+fn signal_of(status: &ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal()
+}
+
+#[cfg(not(unix))]
+fn signal_of(_status: &ExitStatus) -> Option<i32> {
+    None
+}
+
+#[cfg(unix)]
+fn own_group(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    cmd.process_group(0);
+}
+
+#[cfg(not(unix))]
+fn own_group(_cmd: &mut Command) {}
+
+/// Kills the child's whole process group (it leads its own), then the
+/// child.
+fn kill_all(child: &mut Child) {
+    #[cfg(unix)]
+    {
+        let pid = rustix::process::Pid::from_child(child);
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    let _ = child.kill();
+}
+
+fn read_cut(path: &Path, max: usize) -> String {
+    let Ok(mut f) = File::open(path) else {
+        return String::new();
+    };
+    let total = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut buf = Vec::new();
+    let _ = Read::by_ref(&mut f)
+        .take(u64::try_from(max).unwrap_or(u64::MAX))
+        .read_to_end(&mut buf);
+    let mut s = String::from_utf8_lossy(&buf).into_owned();
+    if total > buf.len() as u64 {
+        s.push_str(&format!("… ({total} bytes in all)"));
+    }
+    s
+}
+
+/// Runs the consumer on one archive: standard input empty, standard output
+/// and error to files in `scratch`, its own process group, killed with
+/// the group after `timeout`.
+pub fn run_consumer(
+    argv: &[OsString],
+    timeout: Duration,
+    scratch: &Path,
+    max_output: usize,
+) -> std::io::Result<Outcome> {
+    let out_path = scratch.join("stdout");
+    let err_path = scratch.join("stderr");
+    let (program, rest) = argv
+        .split_first()
+        .ok_or_else(|| std::io::Error::other("an empty command"))?;
+    let mut cmd = Command::new(program);
+    cmd.args(rest)
+        .stdin(Stdio::null())
+        .stdout(File::create(&out_path)?)
+        .stderr(File::create(&err_path)?);
+    own_group(&mut cmd);
+    let start = Instant::now();
+    let mut child = cmd.spawn()?;
+    let mut nap = Duration::from_millis(1);
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if start.elapsed() >= timeout {
+            timed_out = true;
+            kill_all(&mut child);
+            break child.wait()?;
+        }
+        std::thread::sleep(nap.min(timeout.saturating_sub(start.elapsed())));
+        nap = (nap * 2).min(Duration::from_millis(25));
+    };
+    let elapsed = start.elapsed();
+    Ok(Outcome {
+        code: status.code(),
+        signal: if timed_out { None } else { signal_of(&status) },
+        timed_out,
+        elapsed,
+        stdout: read_cut(&out_path, max_output),
+        stderr: read_cut(&err_path, max_output),
+    })
+}
+
+/// A private temporary directory, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Scratch, Failure> {
+        let base = std::env::temp_dir();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        for k in 0..100u32 {
+            let dir = base.join(format!(
+                "ndarc-fuzz-consumer-{}-{nanos}-{k}",
+                std::process::id()
+            ));
+            match fs::create_dir(&dir) {
+                Ok(()) => return Ok(Scratch(dir)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(Failure::path("cannot create", &dir, &e)),
+            }
+        }
+        Err(Failure::new(format!(
+            "cannot create a temporary directory in {}",
+            base.display()
+        )))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+// ------------------------------------------------------------------ runs
+
+/// Small generator options drawn from `seed`: 0–6 tables of 0–13 rows, up
+/// to 3 objects and 3 payloads, parts of 1 to 5 KB.
+pub fn run_options(seed: u64) -> GenOptions {
+    let mut r = Rng::new(seed);
+    let lo = r.below(6);
+    let span = r.below(8);
+    GenOptions {
+        seed: r.next_u64(),
+        tables: r.below(7) as usize,
+        kinds: None,
+        rows: Rows::Between(lo, lo + span),
+        objects: r.below(4),
+        object_bytes: r.below(1500),
+        large_object: r.one_in(3),
+        payloads: r.below(4),
+        payload_bytes: r.below(600),
+        part_bytes: 1024 + r.below(4096) as usize,
+        excluded_tables: r.one_in(2),
+        migrations: r.one_in(2),
+        product: "ndarc-fuzz-consumer".to_string(),
+        later: None,
+    }
+}
+
+/// What a problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A mutant (invalid) accepted.
+    InvalidAccepted,
+    /// A valid archive rejected.
+    ValidRejected,
+    /// Killed by a signal.
+    Crash,
+    /// Killed after the time limit.
+    Timeout,
+}
+
+impl Kind {
+    /// The snake_case name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::InvalidAccepted => "invalid_accepted",
+            Kind::ValidRejected => "valid_rejected",
+            Kind::Crash => "crash",
+            Kind::Timeout => "timeout",
+        }
+    }
+}
+
+struct Fed {
+    run: u64,
+    gen_seed: u64,
+    /// `None` for the valid archive.
+    mutant: Option<ndarc_testkit::Mutant>,
+    outcome: Outcome,
+    file: String,
+}
+
+impl Fed {
+    fn problem(&self) -> Option<Kind> {
+        let o = &self.outcome;
+        if o.timed_out {
+            Some(Kind::Timeout)
+        } else if o.signal.is_some() {
+            Some(Kind::Crash)
+        } else if self.mutant.is_some() && o.accepted() {
+            Some(Kind::InvalidAccepted)
+        } else if self.mutant.is_none() && !o.accepted() {
+            Some(Kind::ValidRejected)
+        } else {
+            None
+        }
+    }
+
+    fn json(&self, kind: Option<Kind>, saved: Option<&str>) -> serde_json::Value {
+        let m = self.mutant.as_ref();
+        serde_json::json!({
+            "kind": kind.map(Kind::as_str),
+            "run": self.run,
+            "genSeed": self.gen_seed,
+            "archive": if m.is_some() { "mutant" } else { "valid" },
+            "code": m.map(|m| m.code.as_str()),
+            "mutation": m.map(|m| m.mutation),
+            "line": m.map(|m| m.line),
+            "description": m.map(|m| m.description.clone()),
+            "file": saved,
+            "exitCode": self.outcome.code,
+            "signal": self.outcome.signal,
+            "timedOut": self.outcome.timed_out,
+            "elapsedSeconds": self.outcome.elapsed.as_secs_f64(),
+            "stdout": self.outcome.stdout,
+            "stderr": self.outcome.stderr,
+        })
+    }
+}
+
+/// The codes to mutate, in a seed-chosen order.
+fn code_order(args: &Args) -> Result<Vec<Code>, Failure> {
+    let mut codes = if args.codes.is_empty() {
+        file_codes()
+            .into_iter()
+            .filter(|c| c.severity() == Severity::Error)
+            .collect()
+    } else {
+        let mut v = Vec::new();
+        for name in &args.codes {
+            let c = parse_code(name)?;
+            if c.severity() != Severity::Error {
+                return Err(Failure::new(format!(
+                    "{c} is a warning: an archive with it is still valid, so no consumer has to reject it"
+                )));
+            }
+            if !file_codes().contains(&c) {
+                return Err(Failure::new(format!(
+                    "{c} is reported only by the push API; no file shows it"
+                )));
+            }
+            if !v.contains(&c) {
+                v.push(c);
+            }
+        }
+        v
+    };
+    let mut r = Rng::new(derive(args.seed, 0xc0de));
+    for i in (1..codes.len()).rev() {
+        let j = r.below(i as u64 + 1) as usize;
+        codes.swap(i, j);
+    }
+    Ok(codes)
+}
+
+/// Runs `ndarc fuzz-consumer`.
+pub fn run(args: Args, ctx: &Context) -> CmdResult {
+    let words = split_words(&args.exec).map_err(|e| Failure::new(format!("--exec: {e}")))?;
+    if words.is_empty() {
+        return Err(Failure::new("--exec: an empty command"));
+    }
+    let codes = code_order(&args)?;
+    if let Some(dir) = &args.outdir {
+        prepare_outdir(dir, args.force)?;
+    }
+    let scratch = Scratch::new()?;
+    let timeout = Duration::from_secs_f64(args.timeout);
+    let mut fed: Vec<Fed> = Vec::new();
+    let mut next_code = 0usize;
+    for run in 0..args.runs {
+        let opts = run_options(derive(args.seed, run));
+        let (valid, _) = generate_vec(&opts)
+            .map_err(|e| Failure::new(format!("cannot generate run {run}: {e}")))?;
+        let mut mutant = None;
+        for _ in 0..codes.len() {
+            let code = codes[next_code % codes.len()];
+            next_code += 1;
+            if let Ok(m) = mutate(&valid, code, derive(args.seed ^ 0x6d75, run)) {
+                mutant = Some(m);
+                break;
+            }
+        }
+        let mut feed = vec![(None, valid)];
+        if let Some(m) = mutant {
+            let bytes = m.bytes.clone();
+            feed.push((Some(m), bytes));
+        }
+        for (m, bytes) in feed {
+            let file = match &m {
+                None => format!("{run:04}-valid.ndjson"),
+                Some(m) => format!("{run:04}-{}.ndjson", m.code.as_str()),
+            };
+            let path = scratch.0.join(&file);
+            fs::write(&path, &bytes).map_err(|e| Failure::path("cannot write", &path, &e))?;
+            let argv = command_for(&words, &path);
+            let outcome = run_consumer(&argv, timeout, &scratch.0, args.max_output)
+                .map_err(|e| Failure::io(format_args!("cannot run {}", words[0]), &e))?;
+            fed.push(Fed {
+                run,
+                gen_seed: opts.seed,
+                mutant: m,
+                outcome,
+                file,
+            });
+            if fed.last().and_then(Fed::problem).is_none() {
+                let _ = fs::remove_file(&path);
+            }
+        }
+    }
+    report(&args, &words, &fed, &scratch, ctx)
+}
+
+fn report(
+    args: &Args,
+    words: &[String],
+    fed: &[Fed],
+    scratch: &Scratch,
+    ctx: &Context,
+) -> CmdResult {
+    let mut problems = Vec::new();
+    let count = |k: Kind| fed.iter().filter(|f| f.problem() == Some(k)).count();
+    for f in fed {
+        let Some(kind) = f.problem() else {
+            continue;
+        };
+        let saved = match &args.outdir {
+            Some(dir) => {
+                let bytes = fs::read(scratch.0.join(&f.file))
+                    .map_err(|e| Failure::path("cannot read", &scratch.0.join(&f.file), &e))?;
+                write_atomic(&dir.join(&f.file), &bytes, args.force)?;
+                Some(f.file.clone())
+            }
+            None => None,
+        };
+        problems.push((f, kind, saved));
+    }
+    // Accepted: exit 0; rejected: another exit status; crashes and
+    // time-outs are counted apart.
+    let tally = |mutants: bool| {
+        let (mut n, mut acc, mut rej) = (0, 0, 0);
+        for f in fed.iter().filter(|f| f.mutant.is_some() == mutants) {
+            n += 1;
+            if !f.outcome.timed_out && f.outcome.signal.is_none() {
+                if f.outcome.accepted() {
+                    acc += 1;
+                } else {
+                    rej += 1;
+                }
+            }
+        }
+        serde_json::json!({"fed": n, "accepted": acc, "rejected": rej})
+    };
+    let disagreements = count(Kind::InvalidAccepted) + count(Kind::ValidRejected);
+    let summary = serde_json::json!({
+        "command": words,
+        "runs": args.runs,
+        "seed": args.seed,
+        "timeoutSeconds": args.timeout,
+        "archives": fed.len(),
+        "valid": tally(false),
+        "mutants": tally(true),
+        "disagreements": disagreements,
+        "invalidAccepted": count(Kind::InvalidAccepted),
+        "validRejected": count(Kind::ValidRejected),
+        "crashes": count(Kind::Crash),
+        "timeouts": count(Kind::Timeout),
+        "problems": problems.iter().map(|(f, k, s)| f.json(Some(*k), s.as_deref())).collect::<Vec<_>>(),
+    });
+    let mut text = serde_json::to_vec_pretty(&summary)
+        .map_err(|e| Failure::new(format!("cannot write the summary: {e}")))?;
+    text.push(b'\n');
+    if let Some(dir) = &args.outdir {
+        write_atomic(&dir.join("summary.json"), &text, args.force)?;
+    }
+    let out = if args.json {
+        text
+    } else {
+        human(args, words, fed, &problems, &summary, ctx).into_bytes()
+    };
+    std::io::stdout()
+        .lock()
+        .write_all(&out)
+        .map_err(|e| Failure::io("cannot write <stdout>", &e))?;
+    Ok(if problems.is_empty() {
+        Status::Success
+    } else {
+        Status::Findings
+    })
+}
+
+fn human(
+    args: &Args,
+    words: &[String],
+    fed: &[Fed],
+    problems: &[(&Fed, Kind, Option<String>)],
+    summary: &serde_json::Value,
+    ctx: &Context,
+) -> String {
+    let c = ctx.colour.stdout;
+    let n = |k: &str| summary[k].as_u64().unwrap_or(0);
+    let t = |k: &str, f: &str| summary[k][f].as_u64().unwrap_or(0);
+    let mut s = format!(
+        "fuzz-consumer: {} runs (seed {}), {} archives fed to: {}\n",
+        args.runs,
+        args.seed,
+        fed.len(),
+        shown_command(words)
+    );
+    s.push_str(&format!(
+        "  valid archives: {} fed, {} accepted, {} rejected\n",
+        t("valid", "fed"),
+        t("valid", "accepted"),
+        t("valid", "rejected")
+    ));
+    s.push_str(&format!(
+        "  mutants:        {} fed, {} rejected, {} accepted\n",
+        t("mutants", "fed"),
+        t("mutants", "rejected"),
+        t("mutants", "accepted")
+    ));
+    s.push_str(&format!(
+        "  disagreements:  {} ({} invalid accepted, {} valid rejected); crashes: {}; time-outs: {}\n",
+        n("disagreements"),
+        n("invalidAccepted"),
+        n("validRejected"),
+        n("crashes"),
+        n("timeouts")
+    ));
+    if !problems.is_empty() {
+        s.push('\n');
+    }
+    for (f, kind, saved) in problems {
+        let what = match &f.mutant {
+            Some(m) => format!(
+                "mutant {} at line {} ({}): {}",
+                m.code,
+                m.line,
+                m.mutation,
+                term::one_line(&m.description)
+            ),
+            None => "valid archive".to_string(),
+        };
+        let how = match (f.outcome.timed_out, f.outcome.signal, f.outcome.code) {
+            (true, _, _) => format!("still running after {}s, killed", args.timeout),
+            (_, Some(sig), _) => format!("killed by signal {sig}"),
+            (_, _, Some(code)) => format!("exit {code}"),
+            _ => "no exit status".to_string(),
+        };
+        let style = match kind {
+            Kind::Crash | Kind::Timeout => Style::Warning,
+            _ => Style::Error,
+        };
+        s.push_str(&format!(
+            "{}: run {}: {what}: {how}",
+            paint(c, style, kind.as_str()),
+            f.run
+        ));
+        if let (Some(dir), Some(file)) = (&args.outdir, saved) {
+            s.push_str(&format!(" -> {}", dir.join(file).display()));
+        }
+        s.push('\n');
+        let err = f.outcome.stderr.trim();
+        if !err.is_empty() {
+            s.push_str(&format!(
+                "  stderr: {}\n",
+                term::one_line(&err.chars().take(300).collect::<String>())
+            ));
+        }
+    }
+    if let Some(dir) = &args.outdir {
+        s.push_str(&format!(
+            "\nsummary: {}\n",
+            dir.join("summary.json").display()
+        ));
+    }
+    s
+}
+
+/// The command as words, quoted where needed, for the report.
+fn shown_command(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            if !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./:=,+@{}%".contains(c))
+            {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_like_a_shell() {
+        let w = |s: &str| split_words(s).unwrap();
+        assert_eq!(w("a b  c"), ["a", "b", "c"]);
+        assert_eq!(w("  lead trail  "), ["lead", "trail"]);
+        assert_eq!(w("'a b' \"c d\""), ["a b", "c d"]);
+        assert_eq!(w(r#"a\ b"#), ["a b"]);
+        assert_eq!(w(r#""a\"b" 'x\y'"#), ["a\"b", "x\\y"]);
+        assert_eq!(w(r#""\n\$""#), ["\\n$"]);
+        assert_eq!(w("''"), [""]);
+        assert_eq!(w("x'y'\"z\""), ["xyz"]);
+        assert_eq!(w("a;b|c > d"), ["a;b|c", ">", "d"]);
+        assert_eq!(w("$HOME `id`"), ["$HOME", "`id`"]);
+        assert!(w("").is_empty());
+        assert!(split_words("'open").is_err());
+        assert!(split_words("\"open").is_err());
+        assert!(split_words("end\\").is_err());
+    }
+
+    #[test]
+    fn archive_token_is_replaced_or_appended() {
+        let p = Path::new("/tmp/x y.ndjson");
+        let words = split_words("check --file={archive} -q").unwrap();
+        assert_eq!(
+            command_for(&words, p),
+            ["check", "--file=/tmp/x y.ndjson", "-q"]
+        );
+        let words = split_words("check -q").unwrap();
+        assert_eq!(command_for(&words, p), ["check", "-q", "/tmp/x y.ndjson"]);
+        let words = split_words("cmp {archive} {archive}").unwrap();
+        assert_eq!(command_for(&words, p).len(), 3);
+    }
+
+    #[test]
+    fn seconds() {
+        assert_eq!(parse_seconds("1.5"), Ok(1.5));
+        assert!(parse_seconds("0").is_err());
+        assert!(parse_seconds("-1").is_err());
+        assert!(parse_seconds("inf").is_err());
+        assert!(parse_seconds("x").is_err());
+    }
+
+    #[test]
+    fn run_options_are_small_and_valid() {
+        for s in 0..20 {
+            let o = run_options(s);
+            let (bytes, _) = generate_vec(&o).unwrap();
+            assert!(bytes.len() < 200_000, "{}", bytes.len());
+        }
+    }
+
+    #[test]
+    fn shown_commands_quote_what_needs_it() {
+        let w = vec!["a".to_string(), "b c".to_string(), "it's".to_string()];
+        assert_eq!(shown_command(&w), "a 'b c' 'it'\\''s'");
+    }
+}

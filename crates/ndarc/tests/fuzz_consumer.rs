@@ -1,0 +1,415 @@
+//! `ndarc fuzz-consumer` end to end, against deliberately lax, hanging and
+//! crashing consumers (`tests/fixtures/`) and against `ndarc verify`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const NDARC: &str = env!("CARGO_BIN_EXE_ndarc");
+
+fn fuzz(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(NDARC);
+    cmd.arg("fuzz-consumer")
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env("NDARC", NDARC)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("ndarc runs")
+}
+
+fn fixture(name: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    // A quoted word, so that the path may hold blanks.
+    format!("'{}'", p.display())
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ndarc-fuzz-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn summary(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
+}
+
+fn problems<'a>(v: &'a Value, kind: &str) -> Vec<&'a Value> {
+    v["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["kind"] == kind)
+        .collect()
+}
+
+const HASH_CODES: [&str; 3] = [
+    "content_hash_mismatch",
+    "archive_hash_mismatch",
+    "sha256_mismatch",
+];
+
+#[test]
+fn accept_all_is_caught_on_every_mutant() {
+    let out = tmp("accept-all");
+    let exec = format!("{} {{archive}}", fixture("accept-all.sh"));
+    let o = fuzz(
+        &[
+            "--exec",
+            &exec,
+            "--runs",
+            "8",
+            "--seed",
+            "1",
+            "--outdir",
+            out.to_str().unwrap(),
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = summary(&o);
+    assert_eq!(v["archives"], 16);
+    assert_eq!(v["disagreements"], 8);
+    assert_eq!(v["invalidAccepted"], 8);
+    assert_eq!(v["validRejected"], 0);
+    assert_eq!(v["valid"]["accepted"], 8);
+    let accepted = problems(&v, "invalid_accepted");
+    assert_eq!(accepted.len(), 8);
+    // Eight runs take eight different rules.
+    let codes: std::collections::BTreeSet<&str> = accepted
+        .iter()
+        .map(|p| p["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes.len(), 8);
+    // Each reproducing archive is saved, with the summary.
+    for p in &accepted {
+        let file = p["file"].as_str().unwrap();
+        assert_eq!(
+            file,
+            format!(
+                "{:04}-{}.ndjson",
+                p["run"].as_u64().unwrap(),
+                p["code"].as_str().unwrap()
+            )
+        );
+        let verify = Command::new(NDARC)
+            .args(["verify", "-q"])
+            .arg(out.join(file))
+            .status()
+            .unwrap();
+        assert_eq!(verify.code(), Some(1), "{file} is invalid");
+    }
+    let saved: Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(saved, v);
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 9);
+    // The same seed gives the same runs; a non-empty outdir needs --force.
+    let again = fuzz(
+        &[
+            "--exec",
+            &exec,
+            "--runs",
+            "8",
+            "--seed",
+            "1",
+            "--outdir",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(again.status.code(), Some(2));
+    let again = fuzz(
+        &["--exec", &exec, "--runs", "8", "--seed", "1", "--json"],
+        &[],
+    );
+    let w = summary(&again);
+    let strip = |v: &Value| -> Vec<(Value, Value, Value)> {
+        v["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["run"].clone(),
+                    p["code"].clone(),
+                    p["description"].clone(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(strip(&w), strip(&v));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn accept_all_human_report() {
+    let exec = format!("{} {{archive}}", fixture("accept-all.sh"));
+    let o = fuzz(&["--exec", &exec, "--runs", "2"], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let t = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        t.contains("fuzz-consumer: 2 runs (seed 0), 4 archives fed to: "),
+        "{t}"
+    );
+    assert!(
+        t.contains("disagreements:  2 (2 invalid accepted, 0 valid rejected)"),
+        "{t}"
+    );
+    assert_eq!(t.matches("invalid_accepted: run ").count(), 2, "{t}");
+}
+
+#[test]
+fn ignore_hashes_is_caught_on_the_hash_mutants_only() {
+    let exec = fixture("ignore-hashes.py");
+    let codes = format!(
+        "{},row_type,json_syntax,unknown_member,binary_missing",
+        HASH_CODES.join(",")
+    );
+    let o = fuzz(
+        &[
+            "--exec", &exec, "--runs", "7", "--seed", "2", "--codes", &codes, "--json",
+        ],
+        &[],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = summary(&o);
+    assert_eq!(v["valid"]["accepted"], 7, "valid archives are accepted");
+    assert_eq!(v["mutants"]["fed"], 7);
+    let accepted = problems(&v, "invalid_accepted");
+    let mut got: Vec<&str> = accepted
+        .iter()
+        .map(|p| p["code"].as_str().unwrap())
+        .collect();
+    got.sort_unstable();
+    let mut want = HASH_CODES.to_vec();
+    want.sort_unstable();
+    assert_eq!(got, want, "{v:#}");
+    assert_eq!(v["disagreements"], 3);
+    assert_eq!(v["crashes"], 0);
+    assert_eq!(v["timeouts"], 0);
+}
+
+/// Mutations the verifier is known to miss (see ndarc-testkit's
+/// tests/mutants.rs KNOWN_GAPS): two table names equal ignoring ASCII case
+/// with other names between them.
+const VERIFIER_GAPS: &[&str] = &["table_order-case"];
+
+#[test]
+fn the_verifier_itself_agrees() {
+    let exec = format!("'{NDARC}' verify -q {{archive}}");
+    // 70 runs take every error code once.
+    let o = fuzz(
+        &[
+            "--exec",
+            &exec,
+            "--runs",
+            "70",
+            "--seed",
+            "4",
+            "--json",
+            "--timeout",
+            "60",
+        ],
+        &[],
+    );
+    let v = summary(&o);
+    assert_eq!(v["valid"]["accepted"], 70);
+    assert_eq!(v["validRejected"], 0);
+    assert_eq!(v["crashes"], 0);
+    assert_eq!(v["timeouts"], 0);
+    for p in v["problems"].as_array().unwrap() {
+        assert!(
+            VERIFIER_GAPS.contains(&p["mutation"].as_str().unwrap_or("")),
+            "the verifier disagrees with a mutant: {p:#}"
+        );
+    }
+    assert_eq!(
+        o.status.code(),
+        Some(if v["problems"].as_array().unwrap().is_empty() {
+            0
+        } else {
+            1
+        })
+    );
+    // Without that gap's code, no disagreement at all.
+    let codes: Vec<&str> = ndarc_testkit::mutate::file_codes()
+        .into_iter()
+        .filter(|c| c.severity() == ndarc_format::Severity::Error && c.as_str() != "table_order")
+        .map(|c| c.as_str())
+        .collect();
+    let o = fuzz(
+        &[
+            "--exec",
+            &exec,
+            "--runs",
+            "12",
+            "--seed",
+            "9",
+            "--codes",
+            &codes.join(","),
+        ],
+        &[],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let t = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        t.contains(
+            "disagreements:  0 (0 invalid accepted, 0 valid rejected); crashes: 0; time-outs: 0"
+        ),
+        "{t}"
+    );
+}
+
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn a_consumer_that_hangs_times_out_with_its_children() {
+    let pids = tmp("sleep-pids");
+    let exec = format!("{} {{archive}}", fixture("sleep.sh"));
+    let start = Instant::now();
+    let o = fuzz(
+        &["--exec", &exec, "--runs", "1", "--timeout", "0.5", "--json"],
+        &[("SLEEP_PIDS", pids.to_str().unwrap())],
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let v = summary(&o);
+    assert_eq!(v["timeouts"], 2);
+    assert_eq!(v["disagreements"], 0);
+    for p in problems(&v, "timeout") {
+        assert_eq!(p["timedOut"], true);
+        assert!(p["elapsedSeconds"].as_f64().unwrap() >= 0.5);
+    }
+    // The sleeping children were killed with their process group.
+    if Path::new("/proc").exists() {
+        let text = std::fs::read_to_string(&pids).unwrap_or_default();
+        let list: Vec<u32> = text
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        assert_eq!(list.len(), 2, "{text:?}");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while list.iter().any(|&p| alive(p)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        for p in list {
+            assert!(!alive(p), "sleep {p} survived");
+        }
+    }
+    let _ = std::fs::remove_file(&pids);
+}
+
+#[test]
+fn a_consumer_killed_by_a_signal_is_a_crash() {
+    let o = fuzz(
+        &["--exec", &fixture("crash.sh"), "--runs", "1", "--json"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let v = summary(&o);
+    assert_eq!(v["crashes"], 2);
+    for p in problems(&v, "crash") {
+        assert_eq!(p["signal"], 11);
+        assert_eq!(p["exitCode"], Value::Null);
+    }
+    let human = fuzz(&["--exec", &fixture("crash.sh"), "--runs", "1"], &[]);
+    let t = String::from_utf8(human.stdout).unwrap();
+    assert!(
+        t.contains("crash: run 0: valid archive: killed by signal 11"),
+        "{t}"
+    );
+}
+
+#[test]
+fn output_is_captured_and_cut() {
+    // `sh -c` is the consumer here, run without a shell of our own: the
+    // script is one argument.
+    let exec =
+        "sh -c 'head -c 5000 /dev/zero | tr \"\\\\0\" x; echo oops >&2; exit 3' sh {archive}";
+    let o = fuzz(
+        &[
+            "--exec",
+            exec,
+            "--runs",
+            "1",
+            "--max-output",
+            "100",
+            "--json",
+        ],
+        &[],
+    );
+    let v = summary(&o);
+    let p = problems(&v, "valid_rejected");
+    assert_eq!(p.len(), 1, "{v:#}");
+    assert_eq!(p[0]["exitCode"], 3);
+    assert_eq!(p[0]["stderr"], "oops\n");
+    let out = p[0]["stdout"].as_str().unwrap();
+    assert!(out.starts_with(&"x".repeat(100)), "{out}");
+    assert!(out.ends_with("(5000 bytes in all)"), "{out}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for (exec, msg) in [
+        ("", "empty command"),
+        ("'unterminated", "unterminated"),
+        (
+            "/no/such/consumer {archive}",
+            "cannot run /no/such/consumer",
+        ),
+    ] {
+        let o = fuzz(&["--exec", exec, "--runs", "1"], &[]);
+        assert_eq!(o.status.code(), Some(2), "{exec}");
+        let e = String::from_utf8(o.stderr).unwrap();
+        assert!(e.contains(msg), "{exec}: {e}");
+    }
+    for args in [
+        vec!["--exec", "true", "--codes", "row_key_order"],
+        vec!["--exec", "true", "--codes", "part_missing"],
+        vec!["--exec", "true", "--codes", "nope"],
+        vec!["--exec", "true", "--timeout", "0"],
+        vec!["--exec", "true", "--force"],
+    ] {
+        let o = fuzz(&args, &[]);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+    }
+}
