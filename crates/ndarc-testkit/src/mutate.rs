@@ -3579,10 +3579,10 @@ fn invalid_base64(m: &mut Model, rng: &mut Rng) -> R<Edit> {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    let bad = if rng.one_in(2) {
+    let mid = data.len() / 2 / 4 * 4;
+    let bad = if rng.one_in(2) || !data.is_char_boundary(mid) {
         format!("{data}=")
     } else {
-        let mid = data.len() / 2 / 4 * 4;
         format!("{}\n{}", &data[..mid], &data[mid..])
     };
     item.insert("data", s(bad));
@@ -3777,6 +3777,9 @@ fn empty_chunk(m: &mut Model, rng: &mut Rng) -> R<Edit> {
         )
     } else {
         let bytes = m.bin_bytes(&b);
+        if bytes.len() < 2 {
+            return Err("the binary's chunk holds fewer bytes than its size".to_string());
+        }
         let k = 1 + rng.below(bytes.len() as u64 - 1) as usize;
         let p = b.parts[0];
         *m.item_mut(p, 0)? = match chunk(0, &bytes[..k])? {

@@ -257,3 +257,40 @@ fn survey() {
     }
     println!("{failures} failures");
 }
+
+/// Mutating an invalid archive (a mutant) never panics: it gives another
+/// mutant or says why not.
+#[test]
+fn mutating_mutants_never_panics() {
+    let base = corpus_valid()
+        .into_iter()
+        .find(|(n, _)| n == "everything.ndjson")
+        .unwrap()
+        .1;
+    for code in cheap_codes() {
+        let first = mutate(&base, code, 3).unwrap();
+        for (k, code2) in cheap_codes().into_iter().enumerate() {
+            let _ = mutate(&first.bytes, code2, k as u64);
+        }
+        let _ = mutate_random(&first.bytes, 1);
+    }
+}
+
+/// Records of the wrong shape (but JSON) never make a mutation panic.
+#[test]
+fn odd_records_never_panic() {
+    let inputs: [&[u8]; 5] = [
+        b"{\"kind\":\"manifest\"}\n{\"kind\":\"closing\"}\n",
+        b"{\"kind\":\"manifest\",\"tables\":\"x\",\"objects\":5,\"payloads\":null}\n{\"kind\":\"part\",\"items\":7}\n{\"kind\":\"closing\"}\n",
+        b"{\"kind\":\"manifest\",\"tables\":[1,{\"name\":3,\"columns\":[null,{}]}],\"excludedColumns\":[]}\n[]\n{\"kind\":\"closing\",\"partCount\":\"x\"}\n",
+        b"{\"kind\":\"manifest\",\"tables\":[{\"name\":\"t\",\"columns\":[{\"name\":\"a\",\"pk\":1}]}],\"payloads\":[{\"name\":\"p\",\"size\":9}]}\n{\"kind\":\"part\",\"items\":[{\"kind\":\"row\",\"table\":\"t\",\"row\":5},{\"kind\":\"payload\",\"name\":\"p\",\"data\":\"\\u00e9\"}]}\n{\"kind\":\"part\",\"items\":[{\"kind\":\"payload\",\"name\":\"p\",\"data\":\"\\u00e9\\u00e9\"}]}\n{\"kind\":\"closing\"}\n",
+        b"{\"kind\":\"manifest\",\"objects\":[{\"bucket\":\"b\",\"key\":\"k\",\"size\":-3}],\"requiredConfiguration\":{}}\n{\"kind\":\"part\",\"items\":[{\"kind\":\"object\",\"bucket\":\"b\",\"key\":\"k\",\"data\":7}]}\n{\"kind\":\"closing\"}\n",
+    ];
+    for input in inputs {
+        for m in mutations().iter().filter(|m| m.code != Code::LineTooLong) {
+            for seed in 0..8 {
+                let _ = m.apply(input, seed);
+            }
+        }
+    }
+}
