@@ -77,10 +77,10 @@ fn skip_string(t: &[u8], i: usize) -> Option<usize> {
     }
     let mut j = i + 1;
     loop {
-        match t.get(j)? {
+        j += memchr::memchr2(b'"', b'\\', t.get(j..)?)?;
+        match t[j] {
             b'"' => return Some(j + 1),
-            b'\\' => j += 2,
-            _ => j += 1,
+            _ => j += 2,
         }
     }
 }
