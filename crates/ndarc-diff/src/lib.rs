@@ -200,7 +200,7 @@ fn open<'a>(side: Side, (name, src): (&str, Source<'a>)) -> Result<source::Input
 /// Bytes of parts a reader may hold ahead of the merge: enough for both
 /// readers to stay busy while the merge waits on one side (a table only one
 /// side has, parts of other sizes), small enough to bound memory.
-const AHEAD_BYTES: usize = 48 << 20;
+const AHEAD_BYTES: usize = 24 << 20;
 
 /// [`diff`] with the names errors and output use for the inputs.
 pub fn diff_labeled(
