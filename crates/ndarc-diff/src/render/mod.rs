@@ -103,15 +103,24 @@ pub(crate) fn word_diff(before: &Value<'_>, after: &Value<'_>) -> Option<Vec<Pie
         if let Piece::Same(s) = p {
             let chars: Vec<char> = s.chars().collect();
             if chars.len() > 60 {
+                // Keep up to 25 characters each side, cut at a space.
                 let head: String = if i == 0 {
                     String::new()
                 } else {
-                    chars[..25].iter().collect()
+                    let h: String = chars[..25].iter().collect();
+                    match h.rfind(' ') {
+                        Some(at) if at > 0 => h[..=at].to_string(),
+                        _ => h,
+                    }
                 };
                 let tail: String = if i + 1 == n {
                     String::new()
                 } else {
-                    chars[chars.len() - 25..].iter().collect()
+                    let t: String = chars[chars.len() - 25..].iter().collect();
+                    match t.find(' ') {
+                        Some(at) if at + 1 < t.len() => t[at..].to_string(),
+                        _ => t,
+                    }
                 };
                 *s = format!("{head}…{tail}");
             }
