@@ -959,6 +959,11 @@ def define_cases():
          note="tables in reverse name order (rows follow the manifest's order)",
          mut=lambda a: (a.manifest["tables"].reverse(),
                         a.parts.__setitem__(slice(0, 2), [a.parts[1], a.parts[0]]), a.renumber()))
+    case("table_order-case-apart", "table_order", 1, pointer="/tables/2/name",
+         note="USERS and users equal ignoring ASCII case with notes sorting between them (UTF-16 order puts upper case first)",
+         mut=lambda a: (a.manifest["tables"].insert(0, {"name": "USERS", "sql": "CREATE TABLE USERS(x TEXT)",
+                                                       "columns": [col("x", "TEXT")], "dependencies": [],
+                                                       "rowidAlias": "rowid", "count": 0})))
     case("table_order-case", "table_order", 1, pointer="/tables/1/name",
          note="two tables whose names differ only in ASCII case: NOTES (no rows) and notes",
          mut=lambda a: (a.manifest["tables"].insert(0, {"name": "NOTES", "sql": "CREATE TABLE NOTES(x TEXT)",

@@ -414,24 +414,20 @@ fn check_tables(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<Table> {
         };
         r.members(o, &p, &TABLE_MEMBERS, &[], "a table");
         let name = r.name(o, &p, "name").unwrap_or_default().to_string();
-        if let Some(prev) = tables.last() {
-            if prev.name.eq_ignore_ascii_case(&name) {
+        // Names equal ignoring ASCII case need not be neighbours in UTF-16
+        // order (`USERS` … `orders` … `users`), so every earlier name counts.
+        if let Some(same) = tables.iter().find(|t| t.name.eq_ignore_ascii_case(&name)) {
+            r.add(
+                Code::TableOrder,
+                &join(&p, "name"),
+                format!("table {name:?} repeats {:?}: SQLite table names are case-insensitive", same.name),
+            );
+        } else if let Some(prev) = tables.last() {
+            if cmp_utf16(&prev.name, &name) != Ordering::Less {
                 r.add(
                     Code::TableOrder,
                     &join(&p, "name"),
-                    format!(
-                        "table {name:?} repeats {:?}: SQLite table names are case-insensitive",
-                        prev.name
-                    ),
-                );
-            } else if cmp_utf16(&prev.name, &name) != Ordering::Less {
-                r.add(
-                    Code::TableOrder,
-                    &join(&p, "name"),
-                    format!(
-                        "table {name:?} comes after {:?}; tables are sorted by name",
-                        prev.name
-                    ),
+                    format!("table {name:?} comes after {:?}; tables are sorted by name", prev.name),
                 );
             }
         }

@@ -210,9 +210,8 @@ fn ignore_hashes_is_caught_on_the_hash_mutants_only() {
 }
 
 /// Mutations the verifier is known to miss (see ndarc-testkit's
-/// tests/mutants.rs KNOWN_GAPS): two table names equal ignoring ASCII case
-/// with other names between them.
-const VERIFIER_GAPS: &[&str] = &["table_order-case"];
+/// tests/mutants.rs KNOWN_GAPS); none now.
+const VERIFIER_GAPS: &[&str] = &[];
 
 #[test]
 fn the_verifier_itself_agrees() {
