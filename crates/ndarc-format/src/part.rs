@@ -308,7 +308,12 @@ pub struct Closing {
 
 /// Checks one line after the manifest (a part or the closing).
 pub fn check_line(plan: &Plan, at: LineRef<'_>) -> LineSummary {
-    let digest = sha256(at.bytes);
+    check_line_hashed(plan, at, sha256(at.bytes))
+}
+
+/// [`check_line`] for a caller that has already hashed the line's bytes
+/// (the push API, which hashes a part first to recognise a retry).
+pub fn check_line_hashed(plan: &Plan, at: LineRef<'_>, digest: Digest32) -> LineSummary {
     let mut r = LineReport::new(at, plan.max_findings_per_line);
     let body = match ndarc_json::parse_with(at.bytes, plan.json) {
         Err(e) => {

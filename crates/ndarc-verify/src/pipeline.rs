@@ -330,6 +330,12 @@ impl<R: Read> LineSource<'static> for ReaderLines<R> {
 
 /// Verifies an archive held in memory.
 pub fn verify_bytes(data: &[u8], options: &Options) -> Report {
+    verify_slice(data, options, &|_| {})
+}
+
+/// Verifies `data`; `release(n)` is called as the first `n` bytes are done
+/// with (a memory map drops those pages from the process).
+fn verify_slice(data: &[u8], options: &Options, release: &(dyn Fn(u64) + Sync)) -> Report {
     let src = SliceLines {
         data,
         pos: 0,
@@ -339,7 +345,7 @@ pub fn verify_bytes(data: &[u8], options: &Options) -> Report {
     // Reading a slice cannot fail. A pool that cannot start (no threads to
     // be had) leaves the work to rayon's global pool.
     let pool = pool(options).ok();
-    run(src, options, &reread, pool.as_ref()).unwrap_or_default()
+    run(src, options, &reread, pool.as_ref(), release).unwrap_or_default()
 }
 
 fn line_at(data: &[u8], offset: u64) -> Option<&[u8]> {
@@ -371,9 +377,34 @@ pub fn verify_path(path: &Path, options: &Options) -> Result<Report, Error> {
     #[allow(unsafe_code)]
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
     #[cfg(unix)]
-    let _ = map.advise(memmap2::Advice::WillNeed);
-    Ok(verify_bytes(&map, options))
+    let _ = map.advise(memmap2::Advice::Sequential);
+    // Pages of lines already checked are dropped from the process as the
+    // pass moves on (they stay in the page cache), so resident memory stays
+    // flat however large the file.
+    let release = |upto: u64| {
+        #[cfg(unix)]
+        {
+            let len = usize::try_from(upto).unwrap_or(0) & !(PAGE - 1);
+            if len > 0 && len <= map.len() {
+                // SAFETY: the map is read-only and private: MADV_DONTNEED
+                // only unmaps pages, and a later access (the duplicate-key
+                // re-scan) faults the same file bytes back in. No line in
+                // the range is still borrowed: every line before `upto` has
+                // been fed and its summary dropped.
+                #[allow(unsafe_code)]
+                let _ = unsafe {
+                    map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, len)
+                };
+            }
+        }
+        let _ = upto;
+    };
+    Ok(verify_slice(&map, options, &release))
 }
+
+/// A page size that divides every page size in use (4 KiB); `madvise`
+/// needs a page-aligned length.
+const PAGE: usize = 4096;
 
 /// Verifies an archive read from a stream (stdin, a pipe), with bounded
 /// memory. The stream is copied to an unnamed temporary file as it is read,
@@ -418,7 +449,7 @@ pub fn verify_reader<R: Read + Send>(reader: R, options: &Options) -> Result<Rep
         Some(out)
     };
     let pool = pool(options)?;
-    run(src, options, &reread, Some(&pool)).map_err(io)
+    run(src, options, &reread, Some(&pool), &|_| {}).map_err(io)
 }
 
 /// Runs `f` in a scope of `pool`, or of rayon's global pool.
@@ -469,6 +500,7 @@ fn run<'a, S: LineSource<'a>>(
     options: &Options,
     reread: &(dyn Fn(u64) -> Option<Vec<u8>> + Sync),
     pool: Option<&rayon::ThreadPool>,
+    release: &(dyn Fn(u64) + Sync),
 ) -> std::io::Result<Report> {
     let started = Instant::now();
     let mut c = Collector::new(options.max_errors.max(1));
@@ -551,12 +583,15 @@ fn run<'a, S: LineSource<'a>>(
     let mut next_seq = 0u64;
     let mut fed_seq = 0u64;
     let mut last_progress = 0u64;
+    let fed_upto = std::cell::Cell::new(0u64);
+    let mut released = 0u64;
     let mut feed_ready = |asm: &mut Assembler,
                           waiting: &mut BTreeMap<u64, (RawLine<'a>, Option<LineSummary>)>,
                           in_flight: &mut usize| {
         while let Some((l, s)) = waiting.remove(&fed_seq) {
             *in_flight -= l.bytes.len() + 1;
             fed_seq += 1;
+            fed_upto.set(l.offset);
             match s {
                 Some(mut s) => {
                     if let Some(d) = l.raw_digest {
@@ -614,6 +649,10 @@ fn run<'a, S: LineSource<'a>>(
                 feed_ready(&mut asm, &mut waiting, &mut in_flight);
             }
             feed_ready(&mut asm, &mut waiting, &mut in_flight);
+            if fed_upto.get() - released >= WINDOW_BYTES as u64 {
+                released = fed_upto.get();
+                release(released);
+            }
             if asm.findings.errors >= options.max_errors as u64 {
                 report.stopped = true;
             }

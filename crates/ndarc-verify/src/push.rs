@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 
-use ndarc_format::part::Body;
+use ndarc_format::part::{check_line_hashed, Body};
 use ndarc_format::{
     check_line, check_manifest, rescan_duplicates, Assembler, Code, Collector, Digest32, Finding,
     LineRef, LineReport, LineSummary, ManifestOptions, ManifestOutcome, Plan,
@@ -183,13 +183,14 @@ impl PushVerifier {
                 ),
             )]);
         }
-        let mut s = check_line(
+        let mut s = check_line_hashed(
             &self.plan,
             LineRef {
                 line,
                 offset: 0,
                 bytes,
             },
+            digest,
         );
         let claimed = match &s.body {
             Body::Rows(r) => r.index,
