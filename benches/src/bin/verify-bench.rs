@@ -27,7 +27,12 @@ struct Args {
 }
 
 fn args() -> Args {
-    let mut a = Args { mib: 1024, kinds: vec!["rows", "blobs"], dir: PathBuf::from("target/bench-data"), runs: 3 };
+    let mut a = Args {
+        mib: 1024,
+        kinds: vec!["rows", "blobs"],
+        dir: PathBuf::from("target/bench-data"),
+        runs: 3,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
         let v = it.next().unwrap_or_default();
@@ -81,7 +86,13 @@ fn ensure(path: &Path, opts: &GenOptions) {
     drop(f);
     std::fs::rename(&tmp, path).unwrap();
     let secs = t.elapsed().as_secs_f64();
-    eprintln!("generated {} ({} bytes, {} parts) in {secs:.1}s ({:.0} MB/s)", path.display(), s.bytes, s.part_count, s.bytes as f64 / secs / 1e6);
+    eprintln!(
+        "generated {} ({} bytes, {} parts) in {secs:.1}s ({:.0} MB/s)",
+        path.display(),
+        s.bytes,
+        s.part_count,
+        s.bytes as f64 / secs / 1e6
+    );
 }
 
 fn vm(field: &str) -> String {
@@ -111,7 +122,9 @@ fn main() {
         .find(|l| l.starts_with("model name"))
         .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
         .unwrap_or_default();
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     println!("machine: {cpu}, {cores} cores");
     for kind in &a.kinds {
         let path = a.dir.join(format!("{kind}-{}mib.ndjson", a.mib));
@@ -122,9 +135,16 @@ fn main() {
             std::hint::black_box(sha2::Sha256::digest(&data));
         });
         drop(data);
-        println!("{kind}: {:.0} MB; one-core SHA-256 floor: {:.0} MB/s", mb, mb / sha);
+        println!(
+            "{kind}: {:.0} MB; one-core SHA-256 floor: {:.0} MB/s",
+            mb,
+            mb / sha
+        );
         for jobs in [1, 0] {
-            let opts = ndarc_verify::Options { jobs, ..Default::default() };
+            let opts = ndarc_verify::Options {
+                jobs,
+                ..Default::default()
+            };
             let mut valid = true;
             let t = best(a.runs, || {
                 let r = ndarc_verify::verify_path(&path, &opts).expect("verify");
@@ -140,6 +160,9 @@ fn main() {
                 if valid { "" } else { " (INVALID!)" }
             );
         }
-        println!("{kind}: VmHWM {} (includes touched pages of the memory map)", vm("VmHWM:"));
+        println!(
+            "{kind}: VmHWM {} (includes touched pages of the memory map)",
+            vm("VmHWM:")
+        );
     }
 }

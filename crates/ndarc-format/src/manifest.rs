@@ -420,14 +420,20 @@ fn check_tables(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<Table> {
             r.add(
                 Code::TableOrder,
                 &join(&p, "name"),
-                format!("table {name:?} repeats {:?}: SQLite table names are case-insensitive", same.name),
+                format!(
+                    "table {name:?} repeats {:?}: SQLite table names are case-insensitive",
+                    same.name
+                ),
             );
         } else if let Some(prev) = tables.last() {
             if cmp_utf16(&prev.name, &name) != Ordering::Less {
                 r.add(
                     Code::TableOrder,
                     &join(&p, "name"),
-                    format!("table {name:?} comes after {:?}; tables are sorted by name", prev.name),
+                    format!(
+                        "table {name:?} comes after {:?}; tables are sorted by name",
+                        prev.name
+                    ),
                 );
             }
         }
