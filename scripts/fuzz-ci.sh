@@ -53,9 +53,8 @@ none) flags=(--sanitizer none) ;;
     exit 2
     ;;
 esac
-# Many codegen units: a much faster cold build, a slightly slower fuzzer;
-# right for a smoke run.
-flags+=(--codegen-units 16)
+# (cargo-fuzz's default of one codegen unit builds faster on 2 cores than
+# 16 units: 130 s against 175 s of CPU for all targets.)
 
 start=$SECONDS
 cargo fuzz build "${flags[@]}"
