@@ -7,8 +7,11 @@
 //!   "re-spelled" renderings (whitespace, member order, escapes, number
 //!   forms) of a value.
 //! - [`report`]: invariants every verification report must satisfy.
+//! - [`known`]: known bugs awaiting a fix, skipped unless
+//!   `NDARC_FUZZ_STRICT=1`.
 
 pub mod archive;
 pub mod edit;
 pub mod json;
+pub mod known;
 pub mod report;
