@@ -841,9 +841,8 @@ fn check_cells(tp: &TablePlan, table: &str, row: &Object<'_>, item: &str, r: &mu
                             Code::UnsafeInteger,
                             &cp(),
                             format!(
-                                "column {} has INTEGER affinity ({:?}) and must hold a safe integer (|n| ≤ 2^53−1), not {}",
+                                "column {} has INTEGER affinity (its declared type contains INT) and must hold a safe integer (|n| ≤ 2^53−1), not {}",
                                 label(),
-                                "INT",
                                 describe(v)
                             ),
                         );

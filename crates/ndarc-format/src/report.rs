@@ -116,19 +116,32 @@ impl<'a> LineReport<'a> {
         ok
     }
 
+    /// The member `name` as `extract` reads it, or a `member_type` finding
+    /// saying it must be `expected`; `None` also when it is absent (absence
+    /// is [`members`](Self::members)' to report).
+    fn typed<'v, 'b, T: ?Sized>(
+        &mut self,
+        obj: &'v Object<'b>,
+        ptr: &str,
+        name: &str,
+        expected: &str,
+        extract: impl FnOnce(&'v Value<'b>) -> Option<&'v T>,
+    ) -> Option<&'v T> {
+        let v = obj.get(name)?;
+        let got = extract(v);
+        if got.is_none() {
+            self.add(
+                Code::MemberType,
+                &join(ptr, name),
+                format!("{name:?} must be {expected}, not {}", v.type_name()),
+            );
+        }
+        got
+    }
+
     /// The string member `name`, or a `member_type` finding.
     pub fn str<'v>(&mut self, obj: &'v Object<'_>, ptr: &str, name: &str) -> Option<&'v str> {
-        match obj.get(name)? {
-            Value::String(s) => Some(s),
-            other => {
-                self.add(
-                    Code::MemberType,
-                    &join(ptr, name),
-                    format!("{name:?} must be a string, not {}", other.type_name()),
-                );
-                None
-            }
-        }
+        self.typed(obj, ptr, name, "a string", Value::as_str)
     }
 
     /// The array member `name`, or a `member_type` finding.
@@ -138,17 +151,7 @@ impl<'a> LineReport<'a> {
         ptr: &str,
         name: &str,
     ) -> Option<&'v [Value<'b>]> {
-        match obj.get(name)? {
-            Value::Array(a) => Some(a),
-            other => {
-                self.add(
-                    Code::MemberType,
-                    &join(ptr, name),
-                    format!("{name:?} must be an array, not {}", other.type_name()),
-                );
-                None
-            }
-        }
+        self.typed(obj, ptr, name, "an array", Value::as_array)
     }
 
     /// The object member `name`, or a `member_type` finding.
@@ -158,17 +161,7 @@ impl<'a> LineReport<'a> {
         ptr: &str,
         name: &str,
     ) -> Option<&'v Object<'b>> {
-        match obj.get(name)? {
-            Value::Object(o) => Some(o),
-            other => {
-                self.add(
-                    Code::MemberType,
-                    &join(ptr, name),
-                    format!("{name:?} must be an object, not {}", other.type_name()),
-                );
-                None
-            }
-        }
+        self.typed(obj, ptr, name, "an object", Value::as_object)
     }
 
     /// The member `name` as a safe integer ≥ 0: `member_type` when it is not
