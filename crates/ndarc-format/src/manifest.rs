@@ -531,8 +531,19 @@ fn show_alias(a: Option<&str>) -> String {
 /// TABLE` (which the first test already excludes).
 fn is_create_table(sql: &str) -> bool {
     let mut words = sql.split_ascii_whitespace();
+    let table = |w: &str| {
+        // Compared as bytes: the word may hold multi-byte characters. After
+        // `TABLE` comes a byte SQLite does not read as part of an
+        // identifier (letters, digits, `_`, `$` and every non-ASCII byte).
+        let b = w.as_bytes();
+        b.len() >= 5
+            && b[..5].eq_ignore_ascii_case(b"TABLE")
+            && b.get(5).is_none_or(|&c| {
+                !(c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80)
+            })
+    };
     matches!(words.next(), Some(w) if w.eq_ignore_ascii_case("CREATE"))
-        && matches!(words.next(), Some(w) if w.len() >= 5 && w[..5].eq_ignore_ascii_case("TABLE") && (w.len() == 5 || !w.as_bytes()[5].is_ascii_alphanumeric()))
+        && words.next().is_some_and(table)
 }
 
 fn check_columns(list: &[Value<'_>], tp: &str, table: &str, r: &mut LineReport<'_>) -> Vec<Column> {
@@ -974,5 +985,10 @@ mod tests {
         assert!(!is_create_table("CREATE TABLES t(a)"));
         assert!(!is_create_table("CREATE INDEX i ON t(a)"));
         assert!(!is_create_table(""));
+        // Found by fuzzing: byte 5 inside a multi-byte character.
+        assert!(!is_create_table("CREATE TABL\u{e9} t(a)"));
+        assert!(!is_create_table("CREATE TAB\u{1F600}LE t(a)"));
+        assert!(!is_create_table("CREATE TABLE\u{e9}t(a)"));
+        assert!(!is_create_table("CREATE TABLE_x(a)"));
     }
 }

@@ -102,6 +102,17 @@ fn framed<'a>(
     limit: usize,
     c: &mut Collector,
 ) -> Option<RawLine<'a>> {
+    // A line longer than the limit even without a CR is not looked into
+    // (a stream reader skips it unread), so both readers report the same.
+    if raw.len() > limit + 1 {
+        return Some(RawLine {
+            line,
+            offset,
+            raw_digest: Some(sha256(&raw)),
+            bytes: Cow::Borrowed(&[]),
+            too_long: Some(raw.len() as u64),
+        });
+    }
     let len = frame(line, offset, &raw, c)?;
     if len > limit {
         return Some(RawLine {
@@ -477,8 +488,9 @@ fn too_long(raw: &RawLine<'_>, limit: usize, what: &str) -> Finding {
         raw.offset,
         "",
         format!(
-            "the {what} line is {} bytes, over the limit of {limit}; it was not parsed (raise the limit with --max-line-bytes if it is legitimate)",
-            raw.too_long.unwrap_or(0)
+            "the {what} line is {} bytes, over the limit of {limit}; it was not parsed (raise the limit with {} if it is legitimate)",
+            raw.too_long.unwrap_or(0),
+            if what == "manifest" { "--max-manifest-bytes" } else { "--max-line-bytes" }
         ),
     )
 }
