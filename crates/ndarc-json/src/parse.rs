@@ -75,18 +75,33 @@ pub fn check_canonical(bytes: &[u8]) -> Result<Option<usize>, Error> {
 
 /// [`check_canonical`] with options.
 pub fn check_canonical_with(bytes: &[u8], options: ParseOptions) -> Result<Option<usize>, Error> {
-    let text = validate(bytes)?;
-    let mut p = Parser::<false>::new(text, options);
-    let checked = p.document();
-    match (checked, p.non_canonical_at) {
-        (Ok(_), None) => Ok(None),
+    match quick_check(bytes, options) {
+        Some(Ok(())) => Ok(None),
         // Up to the first non-canonical byte both parsers see the same
         // text, so an error found before it is the full parse's error too.
-        (Err(e), None) => Err(e),
+        Some(Err(e)) => Err(e),
         // Duplicate names in an unsorted object are found only by the full
-        // parse, and they may come before the error or the end this pass
-        // reached; an error outranks non-canonical form.
-        (_, Some(_)) => parse_with(bytes, options).map(|p| p.non_canonical_at),
+        // parse, and they may come before an error later in the text; an
+        // error outranks non-canonical form.
+        None => parse_with(bytes, options).map(|p| p.non_canonical_at),
+    }
+}
+
+/// The check pass of [`check_canonical`] alone: `Some(Ok(()))` when the text
+/// is valid and canonical, `Some(Err(e))` for an error found while it was
+/// still canonical, `None` when the full parse must decide.
+pub(crate) fn quick_check(bytes: &[u8], options: ParseOptions) -> Option<Result<(), Error>> {
+    let text = match validate(bytes) {
+        Ok(t) => t,
+        Err(e) => return Some(Err(e)),
+    };
+    let mut p = Parser::<false>::new(text, options);
+    p.stop_at_mark = true;
+    let checked = p.document();
+    match (checked, p.non_canonical_at) {
+        (Ok(_), None) => Some(Ok(())),
+        (Err(e), None) => Some(Err(e)),
+        (_, Some(_)) => None,
     }
 }
 
@@ -160,6 +175,8 @@ struct Parser<'a, const BUILD: bool> {
     depth: usize,
     max_depth: usize,
     non_canonical_at: Option<usize>,
+    /// End the pass at the first non-canonical byte (see [`quick_check`]).
+    stop_at_mark: bool,
 }
 
 impl<'a, const BUILD: bool> Parser<'a, BUILD> {
@@ -171,6 +188,7 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
             depth: 0,
             max_depth: options.max_depth,
             non_canonical_at: None,
+            stop_at_mark: false,
         }
     }
 
@@ -178,6 +196,11 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
     fn mark(&mut self, at: usize) {
         if self.non_canonical_at.is_none() {
             self.non_canonical_at = Some(at);
+            if self.stop_at_mark {
+                // Jump to the end: the pass then fails fast, and its caller
+                // only wants to know that the text is not canonical.
+                self.pos = self.bytes.len();
+            }
         }
     }
 
