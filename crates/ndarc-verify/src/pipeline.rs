@@ -237,8 +237,8 @@ impl<R: Read> ReaderLines<R> {
     }
 
     /// Skips the rest of a line over its limit, hashing it on the way;
-    /// returns its total length and digest.
-    fn skip_line(&mut self) -> std::io::Result<(u64, Digest32)> {
+    /// returns its total length, its digest and whether an LF ended it.
+    fn skip_line(&mut self) -> std::io::Result<(u64, Digest32, bool)> {
         let mut h = Sha256::new();
         let mut skipped = 0u64;
         loop {
@@ -247,14 +247,14 @@ impl<R: Read> ReaderLines<R> {
                 skipped += i as u64;
                 self.start += i + 1;
                 self.pos += skipped + 1;
-                return Ok((skipped, h.finalize().into()));
+                return Ok((skipped, h.finalize().into(), true));
             }
             h.update(&self.buf[self.start..self.end]);
             skipped += (self.end - self.start) as u64;
             self.start = self.end;
             if self.eof {
                 self.pos += skipped;
-                return Ok((skipped, h.finalize().into()));
+                return Ok((skipped, h.finalize().into(), false));
             }
             self.fill()?;
         }
@@ -313,7 +313,16 @@ impl<R: Read> LineSource<'static> for ReaderLines<R> {
                 None => {
                     // Over the limit: skip to the next LF without keeping it.
                     self.line += 1;
-                    let (len, digest) = self.skip_line()?;
+                    let (len, digest, had_lf) = self.skip_line()?;
+                    if !had_lf {
+                        c.push(Finding::new(
+                            Code::MissingFinalNewline,
+                            self.line,
+                            self.pos,
+                            "",
+                            "the input does not end with LF; every line, the closing included, ends with LF (truncated?)",
+                        ));
+                    }
                     return Ok(Some(RawLine {
                         line: self.line,
                         offset,
