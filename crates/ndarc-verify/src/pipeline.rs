@@ -36,6 +36,10 @@ struct RawLine<'a> {
     /// digest of `bytes` (a CR before the LF; a line over the limit).
     /// `archiveHash` is defined over the raw bytes.
     raw_digest: Option<Digest32>,
+    /// Framing findings of this line and of empty lines before it, reported
+    /// when the line is fed, so that findings come in file order whatever
+    /// the threads' timing.
+    framing: Vec<Finding>,
 }
 
 /// Splits lines and applies the framing rules (LF only, final LF, no empty
@@ -45,7 +49,7 @@ trait LineSource<'a> {
     fn next_line(
         &mut self,
         limit: usize,
-        c: &mut Collector,
+        c: &mut Vec<Finding>,
     ) -> std::io::Result<Option<RawLine<'a>>>;
     /// Bytes consumed so far.
     fn position(&self) -> u64;
@@ -57,7 +61,7 @@ trait LineSource<'a> {
 
 /// Reports a CR anywhere in the line and an empty line; returns the length
 /// of the record (without a CR before the LF), `None` for an empty line.
-fn frame(line: u64, offset: u64, bytes: &[u8], c: &mut Collector) -> Option<usize> {
+fn frame(line: u64, offset: u64, bytes: &[u8], c: &mut Vec<Finding>) -> Option<usize> {
     let mut len = bytes.len();
     let trailing = len > 0 && bytes[len - 1] == b'\r';
     if trailing {
@@ -100,7 +104,7 @@ fn framed<'a>(
     offset: u64,
     raw: Cow<'a, [u8]>,
     limit: usize,
-    c: &mut Collector,
+    c: &mut Vec<Finding>,
 ) -> Option<RawLine<'a>> {
     // A line longer than the limit even without a CR is not looked into
     // (a stream reader skips it unread), so both readers report the same.
@@ -111,6 +115,7 @@ fn framed<'a>(
             raw_digest: Some(sha256(&raw)),
             bytes: Cow::Borrowed(&[]),
             too_long: Some(raw.len() as u64),
+            framing: Vec::new(),
         });
     }
     let len = frame(line, offset, &raw, c)?;
@@ -121,6 +126,7 @@ fn framed<'a>(
             raw_digest: Some(sha256(&raw)),
             bytes: Cow::Borrowed(&[]),
             too_long: Some(raw.len() as u64),
+            framing: Vec::new(),
         });
     }
     let raw_digest = (len < raw.len()).then(|| sha256(&raw));
@@ -137,6 +143,7 @@ fn framed<'a>(
         bytes,
         too_long: None,
         raw_digest,
+        framing: Vec::new(),
     })
 }
 
@@ -150,7 +157,7 @@ impl<'a> LineSource<'a> for SliceLines<'a> {
     fn next_line(
         &mut self,
         limit: usize,
-        c: &mut Collector,
+        c: &mut Vec<Finding>,
     ) -> std::io::Result<Option<RawLine<'a>>> {
         loop {
             if self.pos >= self.data.len() {
@@ -265,7 +272,7 @@ impl<R: Read> LineSource<'static> for ReaderLines<R> {
     fn next_line(
         &mut self,
         limit: usize,
-        c: &mut Collector,
+        c: &mut Vec<Finding>,
     ) -> std::io::Result<Option<RawLine<'static>>> {
         loop {
             // Look for LF within limit + 2 bytes (a CR may precede it).
@@ -329,6 +336,7 @@ impl<R: Read> LineSource<'static> for ReaderLines<R> {
                         bytes: Cow::Owned(Vec::new()),
                         too_long: Some(len),
                         raw_digest: Some(digest),
+                        framing: Vec::new(),
                     }));
                 }
             }
@@ -526,7 +534,12 @@ fn run<'a, S: LineSource<'a>>(
     let started = Instant::now();
     let mut c = Collector::new(options.max_errors.max(1));
     let mut report = Report::default();
-    let Some(first) = src.next_line(options.max_manifest_line, &mut c)? else {
+    let mut framing: Vec<Finding> = Vec::new();
+    let first = src.next_line(options.max_manifest_line, &mut framing)?;
+    for f in framing.drain(..) {
+        c.push(f);
+    }
+    let Some(first) = first else {
         c.push(Finding::new(
             Code::ManifestMissing,
             1,
@@ -605,14 +618,25 @@ fn run<'a, S: LineSource<'a>>(
     let mut fed_seq = 0u64;
     let mut last_progress = 0u64;
     let fed_upto = std::cell::Cell::new(0u64);
+    let full = std::cell::Cell::new(false);
     let mut released = 0u64;
     let mut feed_ready = |asm: &mut Assembler,
                           waiting: &mut BTreeMap<u64, (RawLine<'a>, Option<LineSummary>)>,
                           in_flight: &mut usize| {
-        while let Some((l, s)) = waiting.remove(&fed_seq) {
+        while let Some((mut l, s)) = waiting.remove(&fed_seq) {
             *in_flight -= l.bytes.len() + 1;
             fed_seq += 1;
             fed_upto.set(l.offset);
+            // Past the error limit, lines already dispatched are dropped
+            // unfed: the report then ends at the same line whatever the
+            // threads' timing.
+            if asm.findings.errors >= options.max_errors as u64 {
+                full.set(true);
+                continue;
+            }
+            for f in l.framing.drain(..) {
+                asm.findings.push(f);
+            }
             match s {
                 Some(mut s) => {
                     if let Some(d) = l.raw_digest {
@@ -634,9 +658,10 @@ fn run<'a, S: LineSource<'a>>(
             let next = if report.stopped {
                 None
             } else {
-                src.next_line(options.max_line, &mut asm.findings)?
+                src.next_line(options.max_line, &mut framing)?
             };
-            let Some(line) = next else { break };
+            let Some(mut line) = next else { break };
+            line.framing = std::mem::take(&mut framing);
             let seq = next_seq;
             next_seq += 1;
             in_flight += line.bytes.len() + 1;
@@ -689,6 +714,12 @@ fn run<'a, S: LineSource<'a>>(
         while feed_ready(&mut asm, &mut waiting, &mut in_flight) < next_seq {
             let Ok((seq, l, s)) = rx.recv() else { break };
             waiting.insert(seq, (l, s));
+        }
+        // Framing findings after the last line (empty lines at the end).
+        if !full.get() && asm.findings.errors < options.max_errors as u64 {
+            for f in framing.drain(..) {
+                asm.findings.push(f);
+            }
         }
         Ok(())
     });

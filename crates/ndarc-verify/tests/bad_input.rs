@@ -163,3 +163,51 @@ fn arbitrary_garbage_lines() {
         ls.remove(2);
     }
 }
+
+#[test]
+fn reports_do_not_depend_on_thread_timing() {
+    // Many broken lines of every kind, empty lines among them, and a small
+    // error limit: the same findings and counts with 1 or 4 threads, run
+    // after run.
+    let ls = lines(&example());
+    let mut data = join(&ls[..1]);
+    for i in 0..400u32 {
+        match i % 5 {
+            0 => data.extend_from_slice(b"\n"),
+            1 => data.extend_from_slice(b"{\"index\":1}\r\n"),
+            2 => data.extend_from_slice(&ls[1 + (i as usize % 4)]),
+            3 => data.extend_from_slice(b"not json"),
+            _ => data.extend_from_slice(b"[1,2,3]"),
+        }
+        if i % 5 != 0 && i % 5 != 1 {
+            data.push(b'\n');
+        }
+    }
+    for max_errors in [7, 100, 10_000] {
+        let mut seen: Option<(Vec<String>, u64, u64)> = None;
+        for jobs in [1, 4, 2, 4, 1, 4] {
+            let o = Options {
+                jobs,
+                max_errors,
+                ..Options::default()
+            };
+            let r = verify_bytes(&data, &o);
+            let s = verify_reader(data.as_slice(), &o).unwrap();
+            let key = |r: &Report| {
+                (
+                    r.findings
+                        .iter()
+                        .map(|f| format!("{}:{}:{}", f.line, f.offset, f.code))
+                        .collect::<Vec<_>>(),
+                    r.errors,
+                    r.warnings,
+                )
+            };
+            assert_eq!(key(&r), key(&s), "slice and stream differ (jobs {jobs})");
+            match &seen {
+                None => seen = Some(key(&r)),
+                Some(k) => assert_eq!(k, &key(&r), "jobs {jobs}, max_errors {max_errors}"),
+            }
+        }
+    }
+}
