@@ -724,6 +724,9 @@ fn run<'a, S: LineSource<'a>>(
         Ok(())
     });
     result?;
+    // Whether the limit was reached depends only on the lines fed, not on
+    // when the reading loop noticed it.
+    report.stopped = full.get() || asm.findings.errors >= options.max_errors as u64;
     if let Some(p) = &options.progress {
         p(src.position(), src.total());
     }
