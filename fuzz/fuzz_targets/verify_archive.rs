@@ -8,15 +8,11 @@
 //!   reports exactly what the in-memory verifier reports, under both sets
 //!   of options.
 //!
-//! Known divergence, reported, skipped here unless `NDARC_FUZZ_STRICT=1`:
-//! when the data ends, without LF, in a line over the limit,
-//! `verify_bytes` reports `missing_final_newline` and `line_too_long`,
-//! `verify_reader` (which skips such a line unread) only `line_too_long`
-//! (`fuzz/regressions/verify_archive/overlong-last-line-without-lf`).
+//! Reproducers of the divergences found so far (all fixed) are in
+//! `fuzz/regressions/verify_archive/`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ndarc_fuzz::known::strict;
 use ndarc_fuzz::report;
 use ndarc_verify::{verify_bytes, verify_reader, Options};
 
@@ -47,15 +43,5 @@ fuzz_target!(|data: &[u8]| {
     }
     let ts = verify_reader(data, &tight).expect("reading a slice cannot fail");
     report::check(&ts, data.len(), &tight);
-    if strict() || !overlong_line_divergence(data, tight.max_line.min(tight.max_manifest_line)) {
-        report::assert_same(&t, &ts, "verify_bytes vs verify_reader, tight limits");
-    }
+    report::assert_same(&t, &ts, "verify_bytes vs verify_reader, tight limits");
 });
-
-/// The data ends, without LF, in a line longer than `limit` (not counting
-/// a final CR): where the two readers are known to differ (see the top of
-/// this file).
-fn overlong_line_divergence(data: &[u8], limit: usize) -> bool {
-    let last = data.rsplit(|&b| b == b'\n').next().unwrap_or(&[]);
-    !data.ends_with(b"\n") && last.len() - usize::from(last.last() == Some(&b'\r')) > limit
-}
