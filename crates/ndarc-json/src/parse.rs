@@ -39,9 +39,9 @@ pub struct Parsed<'a> {
     /// The value.
     pub value: Value<'a>,
     /// `None` when the text is byte for byte the RFC 8785 form of `value`;
-    /// otherwise the offset of the first byte that differs from it
-    /// (whitespace, a member out of order, a needless escape, a number not
-    /// written as ECMAScript writes it).
+    /// otherwise the offset where the first token that the canonical form
+    /// writes differently starts (whitespace, a member out of order, a
+    /// needless escape, a number not written as ECMAScript writes it).
     pub non_canonical_at: Option<usize>,
 }
 
