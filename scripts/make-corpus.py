@@ -975,6 +975,9 @@ def define_cases():
          mut=lambda a: a.table("notes").update(sql="CREATE VIEW notes AS SELECT 1"))
     case("invalid_table_sql-temp", "invalid_table_sql", 1, pointer="/tables/0/sql",
          mut=lambda a: a.table("notes").update(sql="CREATE TEMP TABLE notes(body TEXT, user_id INTEGER)"))
+    case("invalid_table_sql-multibyte", "invalid_table_sql", 1, pointer="/tables/0/sql",
+         note="a multi-byte character inside the word after CREATE (found by fuzzing: the check once sliced inside it and panicked)",
+         mut=lambda a: a.table("notes").update(sql="CREATE TABL\u00c9E notes(body TEXT, user_id INTEGER)"))
     case("empty_columns", "empty_columns", 1, pointer="/tables/2/columns",
          mut=lambda a: a.manifest["tables"].append({"name": "zzz", "sql": "CREATE TABLE zzz()", "columns": [],
                                                     "dependencies": [], "rowidAlias": "rowid", "count": 0}))
