@@ -41,3 +41,26 @@ pub const VERSION: i64 = 2;
 pub const MAX_PART_LINE: usize = 16 * 1024 * 1024;
 /// Default limit of the manifest line, without its LF.
 pub const MAX_MANIFEST_LINE: usize = 256 * 1024 * 1024;
+
+/// The canonical closing line (without LF) for `partCount` and the two
+/// hashes, as producers write it.
+pub fn closing_line(part_count: u64, content_hash: &str, archive_hash: &str) -> Vec<u8> {
+    let mut closing = ndarc_json::Object::new();
+    closing.insert("kind", ndarc_json::Value::from("closing"));
+    closing.insert("partCount", ndarc_json::Value::from(part_count as f64));
+    closing.insert("contentHash", ndarc_json::Value::from(content_hash));
+    closing.insert("archiveHash", ndarc_json::Value::from(archive_hash));
+    ndarc_json::to_canonical_vec(&ndarc_json::Value::Object(closing))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn closing_line_is_canonical() {
+        let l = super::closing_line(4, "c", "a");
+        assert_eq!(
+            l,
+            br#"{"archiveHash":"a","contentHash":"c","kind":"closing","partCount":4}"#
+        );
+    }
+}

@@ -419,12 +419,7 @@ fn repartition_from(
 
     let content_hash = content.finish();
     let archive_hash = archive.finish();
-    let mut closing = Object::new();
-    closing.insert("kind", Value::from("closing"));
-    closing.insert("partCount", Value::from(part_count as i64));
-    closing.insert("contentHash", Value::from(content_hash.clone()));
-    closing.insert("archiveHash", Value::from(archive_hash.clone()));
-    let mut line = ndarc_json::to_canonical_vec(&Value::Object(closing));
+    let mut line = ndarc_format::closing_line(part_count, &content_hash, &archive_hash);
     line.push(b'\n');
     out.write_all(&line)?;
     bytes += line.len() as u64;
