@@ -29,6 +29,7 @@ mod error;
 mod locate;
 pub mod number;
 mod parse;
+mod scan;
 mod ser;
 mod value;
 
@@ -37,6 +38,7 @@ pub use locate::locate;
 pub use parse::{
     check_canonical, check_canonical_with, parse, parse_with, ParseOptions, Parsed, MAX_DEPTH,
 };
+pub use scan::{RawStr, Scalar, Scanner};
 pub use ser::{
     to_canonical_string, to_canonical_vec, write_canonical, write_canonical_object, write_string,
 };

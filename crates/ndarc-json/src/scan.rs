@@ -1,0 +1,541 @@
+//! A pull scanner for text that should already be canonical.
+//!
+//! [`parse_with`](crate::parse_with) builds a value tree and decodes every
+//! string, which is what a reader that reports findings needs. A verifier's
+//! fast path only needs to know that a line is canonical, valid and of an
+//! expected shape, and to read a few scalars out of it: [`Scanner`] does that
+//! without allocating. Every method consumes one canonical token and returns
+//! what it read, or returns `None`, meaning "not the canonical text of the
+//! expected shape": the caller then falls back to the full parser, which
+//! says what is wrong. The scanner may therefore be stricter than the
+//! parser, never looser; the tests hold it to accepting only what
+//! [`check_canonical`](crate::check_canonical) accepts.
+
+use std::borrow::Cow;
+
+use crate::parse::{plain_run, validate};
+
+/// Reads canonical JSON token by token (see the module documentation).
+#[derive(Debug, Clone)]
+pub struct Scanner<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+/// A string token as written: the text between the quotes, escapes still
+/// in their canonical form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawStr<'a> {
+    raw: &'a str,
+    escaped: bool,
+}
+
+/// A scalar token.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scalar<'a> {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// A number.
+    Number(RawNumber<'a>),
+    /// A string.
+    String(RawStr<'a>),
+}
+
+/// A number token: its text, and its value when reading it needed it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RawNumber<'a> {
+    text: &'a str,
+    value: Option<f64>,
+}
+
+impl<'a> RawNumber<'a> {
+    /// The number as written.
+    pub fn text(&self) -> &'a str {
+        self.text
+    }
+
+    /// The number's value.
+    pub fn value(&self) -> f64 {
+        // Only checked, finite decimals are left unparsed.
+        self.value
+            .unwrap_or_else(|| self.text.parse().unwrap_or(f64::NAN))
+    }
+
+    /// The value when it is a safe integer (|n| ≤ 2^53−1).
+    pub fn safe_integer(&self) -> Option<i64> {
+        // A canonical number with a fraction is never integral, and those
+        // are the only ones left unparsed.
+        crate::safe_integer(self.value?)
+    }
+}
+
+impl<'a> RawStr<'a> {
+    /// The text between the quotes, as written.
+    pub fn raw(&self) -> &'a str {
+        self.raw
+    }
+
+    /// Whether the string holds escapes (so [`raw`](Self::raw) is not its
+    /// value).
+    pub fn has_escapes(&self) -> bool {
+        self.escaped
+    }
+
+    /// The string's value: borrowed when it has no escapes.
+    pub fn decode(&self) -> Cow<'a, str> {
+        if !self.escaped {
+            return Cow::Borrowed(self.raw);
+        }
+        let mut out = String::with_capacity(self.raw.len());
+        let mut chars = self.raw.chars();
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            // The scanner admitted only canonical escapes.
+            match chars.next() {
+                Some('b') => out.push('\u{8}'),
+                Some('f') => out.push('\u{c}'),
+                Some('n') => out.push('\n'),
+                Some('r') => out.push('\r'),
+                Some('t') => out.push('\t'),
+                Some('u') => {
+                    let hex: String = chars.by_ref().take(4).collect();
+                    let unit = u32::from_str_radix(&hex, 16).unwrap_or(0xFFFD);
+                    out.push(char::from_u32(unit).unwrap_or('\u{FFFD}'));
+                }
+                Some(other) => out.push(other),
+                None => {}
+            }
+        }
+        Cow::Owned(out)
+    }
+}
+
+impl<'a> Scanner<'a> {
+    /// A scanner at the start of `bytes`; `None` when `bytes` is not UTF-8
+    /// or starts with a byte-order mark.
+    pub fn new(bytes: &'a [u8]) -> Option<Scanner<'a>> {
+        let text = validate(bytes).ok()?;
+        Some(Scanner {
+            text,
+            bytes,
+            pos: 0,
+        })
+    }
+
+    /// The offset of the next token.
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// The next byte.
+    pub fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    /// Whether the whole text has been read.
+    pub fn is_at_end(&self) -> bool {
+        self.pos == self.bytes.len()
+    }
+
+    /// Consumes the byte `b`.
+    #[inline]
+    pub fn eat(&mut self, b: u8) -> Option<()> {
+        if self.peek() == Some(b) {
+            self.pos += 1;
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    /// Consumes exactly `lit` (structural text such as `{"index":`, which
+    /// canonical form writes one way only).
+    #[inline]
+    pub fn eat_bytes(&mut self, lit: &[u8]) -> Option<()> {
+        if self.bytes[self.pos..].starts_with(lit) {
+            self.pos += lit.len();
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    /// Consumes a canonical string.
+    ///
+    /// Canonical escapes are `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t` and
+    /// `\u00xx` (lowercase hex) for the other control characters; every other
+    /// character is written raw. Anything else, including a lone surrogate
+    /// (an error of the profile), gives `None`.
+    #[inline]
+    pub fn string(&mut self) -> Option<RawStr<'a>> {
+        if self.peek() != Some(b'"') {
+            return None;
+        }
+        let bytes = self.bytes;
+        let start = self.pos + 1;
+        let mut i = plain_run(bytes, start);
+        let mut escaped = false;
+        loop {
+            match bytes.get(i)? {
+                b'"' => break,
+                b'\\' => {
+                    escaped = true;
+                    i = plain_run(bytes, canonical_escape(bytes, i)?);
+                }
+                _ => return None, // a raw control character
+            }
+        }
+        self.pos = i + 1;
+        // Both ends are at ASCII quotes, so at character boundaries.
+        Some(RawStr {
+            raw: self.text.get(start..i)?,
+            escaped,
+        })
+    }
+
+    /// Consumes a number written as ECMAScript writes it (RFC 8785 §3.2.2.3)
+    /// and returns its value.
+    #[inline]
+    pub fn number(&mut self) -> Option<f64> {
+        self.raw_number().map(|n| n.value())
+    }
+
+    /// Consumes a number written as ECMAScript writes it, computing its
+    /// value only where deciding that needs it (see [`RawNumber`]).
+    #[inline]
+    pub fn raw_number(&mut self) -> Option<RawNumber<'a>> {
+        let b = self.bytes;
+        let start = self.pos;
+        let mut i = start;
+        let negative = b.get(i) == Some(&b'-');
+        if negative {
+            i += 1;
+        }
+        let int_start = i;
+        match b.get(i)? {
+            b'0' => i += 1,
+            b'1'..=b'9' => {
+                while matches!(b.get(i), Some(b'0'..=b'9')) {
+                    i += 1;
+                }
+            }
+            _ => return None,
+        }
+        let int_digits = i - int_start;
+        let mut fraction = None;
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            let d = i;
+            while matches!(b.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+            if i == d {
+                return None;
+            }
+            fraction = Some((d, i));
+        }
+        let mut exponent = false;
+        if matches!(b.get(i), Some(b'e' | b'E')) {
+            exponent = true;
+            i += 1;
+            if matches!(b.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            let d = i;
+            while matches!(b.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+            if i == d {
+                return None;
+            }
+        }
+        let text = self.text.get(start..i)?;
+        let value = match (fraction, exponent) {
+            (None, false) if int_digits <= 15 => {
+                // Exact, and written so by ECMAScript, except -0 (written 0).
+                let mut n: i64 = 0;
+                for &d in &b[int_start..i] {
+                    n = n * 10 + i64::from(d - b'0');
+                }
+                match (negative, n) {
+                    (true, 0) => return None,
+                    (true, n) => Some(-(n as f64)),
+                    (false, n) => Some(n as f64),
+                }
+            }
+            (Some((fs, fe)), false) if short_fixed(&b[int_start..fs - 1], &b[fs..fe]) => None,
+            _ => {
+                let v: f64 = text.parse().ok()?;
+                if !v.is_finite() {
+                    return None;
+                }
+                let mut buf = ryu_js::Buffer::new();
+                if buf.format_finite(v) != text {
+                    return None;
+                }
+                Some(v)
+            }
+        };
+        self.pos = i;
+        Some(RawNumber { text, value })
+    }
+
+    /// Consumes a scalar: `null`, `true`, `false`, a number or a string.
+    /// Arrays and objects give `None` (the caller reads those with
+    /// [`eat`](Self::eat)).
+    #[inline]
+    pub fn scalar(&mut self) -> Option<Scalar<'a>> {
+        match self.peek()? {
+            b'"' => self.string().map(Scalar::String),
+            b'-' | b'0'..=b'9' => self.raw_number().map(Scalar::Number),
+            b'n' => self.eat_bytes(b"null").map(|()| Scalar::Null),
+            b't' => self.eat_bytes(b"true").map(|()| Scalar::Bool(true)),
+            b'f' => self.eat_bytes(b"false").map(|()| Scalar::Bool(false)),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a decimal `int.frac` (no exponent) is written as ECMAScript
+/// writes its value, decided without converting it: with at most 15
+/// significant digits it is, exactly when the fraction does not end in 0
+/// and the value is at least 10^-6 (below that ECMAScript uses an
+/// exponent). Why: two different decimals of at most 15 significant digits
+/// never round to the same double (DBL_DIG is 15; the value here is far
+/// from the subnormal range), so no shorter or equally short other
+/// spelling reaches the same value, and ECMAScript writes the shortest.
+/// Longer decimals are left to the full conversion.
+#[inline]
+fn short_fixed(int: &[u8], frac: &[u8]) -> bool {
+    if frac.last() == Some(&b'0') {
+        return false;
+    }
+    let significant = if int == b"0" {
+        let zeros = frac.iter().take_while(|&&d| d == b'0').count();
+        if zeros > 5 {
+            return false;
+        }
+        frac.len() - zeros
+    } else {
+        int.len() + frac.len()
+    };
+    significant <= 15
+}
+
+/// The offset after the canonical escape at `at` (a backslash), or `None`.
+#[inline]
+fn canonical_escape(b: &[u8], at: usize) -> Option<usize> {
+    match b.get(at + 1)? {
+        b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => Some(at + 2),
+        b'u' => {
+            let d = b.get(at + 2..at + 6)?;
+            let low = match d[3] {
+                c @ b'0'..=b'9' => c - b'0',
+                c @ b'a'..=b'f' => c - b'a' + 10,
+                _ => return None,
+            };
+            let unit = match (d[0], d[1], d[2]) {
+                (b'0', b'0', b'0') => low,
+                (b'0', b'0', b'1') => 16 + low,
+                _ => return None,
+            };
+            // These five have short forms.
+            (!matches!(unit, 0x08 | 0x09 | 0x0A | 0x0C | 0x0D)).then_some(at + 6)
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{check_canonical, parse, Value};
+
+    fn one(text: &str) -> Option<Scalar<'_>> {
+        let mut s = Scanner::new(text.as_bytes())?;
+        let v = s.scalar()?;
+        s.is_at_end().then_some(v)
+    }
+
+    #[test]
+    fn accepts_canonical_scalars() {
+        assert_eq!(one("null"), Some(Scalar::Null));
+        assert_eq!(one("true"), Some(Scalar::Bool(true)));
+        assert_eq!(one("false"), Some(Scalar::Bool(false)));
+        let num = |t: &str| match one(t) {
+            Some(Scalar::Number(n)) => Some(n.value()),
+            _ => None,
+        };
+        assert_eq!(num("0"), Some(0.0));
+        assert_eq!(num("-12"), Some(-12.0));
+        assert_eq!(num("1.5"), Some(1.5));
+        assert_eq!(num("-0.000001"), Some(-0.000001));
+        assert_eq!(num("1e+21"), Some(1e21));
+        assert_eq!(num("1e-7"), Some(1e-7));
+        assert_eq!(num("9007199254740991"), Some(9007199254740991.0));
+        assert_eq!(num("5e-324"), Some(5e-324));
+        assert_eq!(num("13.857142857142858"), Some(13.857142857142858));
+    }
+
+    #[test]
+    fn rejects_what_canonical_form_writes_otherwise() {
+        for t in [
+            "-0",
+            "1.0",
+            "1E+21",
+            "0.0000001",
+            "0.00000012",
+            "1.10",
+            "-0.0",
+            "1e21",
+            "01",
+            "1.",
+            ".5",
+            "-",
+            "1e",
+            "0.10",
+            "100000000000000000000000",
+            "1e400",
+            "NaN",
+            "nul",
+            "tru",
+            "\"\\/\"",
+            "\"\\u0041\"",
+            "\"\\u000A\"",
+            "\"\\u001F\"",
+            "\"\\u0008\"",
+            "\"\\ud800\"",
+            "\"\\ud83d\\ude00\"",
+            "\"a\u{1}\"",
+            "\"unterminated",
+            "[]",
+            "{}",
+        ] {
+            assert_eq!(one(t), None, "{t}");
+        }
+        assert!(Scanner::new(b"\xEF\xBB\xBF1").is_none());
+        assert!(Scanner::new(b"\"\xff\"").is_none());
+    }
+
+    #[test]
+    fn strings_keep_raw_text_and_decode() {
+        let text = "\"a\\\"b\\\\c\\n\\u001f\\b\\f\\r\\tü😀\"";
+        let Some(Scalar::String(s)) = one(text) else {
+            panic!("not accepted")
+        };
+        assert!(s.has_escapes());
+        assert_eq!(s.raw(), &text[1..text.len() - 1]);
+        assert_eq!(s.decode(), "a\"b\\c\n\u{1f}\u{8}\u{c}\r\tü😀");
+        let Some(Scalar::String(plain)) = one("\"plain\"") else {
+            panic!("not accepted")
+        };
+        assert!(!plain.has_escapes());
+        assert!(matches!(plain.decode(), Cow::Borrowed("plain")));
+    }
+
+    #[test]
+    fn never_looser_than_the_parser() {
+        // Every scalar the scanner accepts is valid, canonical, and the
+        // value the parser reads.
+        let cases = [
+            "0",
+            "-1",
+            "1.25",
+            "123456789012345",
+            "1234567890123456",
+            "12345678901234567",
+            "-9007199254740991",
+            "1e-7",
+            "0.000001",
+            "1.7976931348623157e+308",
+            "\"\"",
+            "\"\\u0000\\u0007\\u000b\\u000e\\u001a\"",
+            "\"\u{2028}\u{7f}\"",
+        ];
+        for t in cases {
+            let got = one(t);
+            let canonical = check_canonical(t.as_bytes()) == Ok(None);
+            assert_eq!(got.is_some(), canonical, "{t}");
+            if let Some(v) = got {
+                let parsed = parse(t.as_bytes()).unwrap();
+                match (v, parsed) {
+                    (Scalar::Number(a), Value::Number(b)) => {
+                        assert_eq!(a.value().to_bits(), b.to_bits());
+                        assert_eq!(a.safe_integer(), crate::safe_integer(b));
+                    }
+                    (Scalar::String(a), Value::String(b)) => assert_eq!(a.decode(), b),
+                    (a, b) => panic!("{t}: {a:?} vs {b:?}"),
+                }
+            }
+        }
+    }
+
+    /// The decimal shortcut decides exactly as converting and writing the
+    /// number again does, on 300,000 decimals of every length and scale.
+    #[test]
+    fn decimal_shortcut_matches_conversion() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut accepted = 0;
+        for _ in 0..300_000 {
+            let r = next();
+            let int_len = (r % 17) as usize;
+            let frac_len = 1 + ((r >> 8) % 18) as usize;
+            let zeros = ((r >> 16) % 9) as usize;
+            let mut t = String::new();
+            if r & (1 << 30) != 0 {
+                t.push('-');
+            }
+            if int_len == 0 {
+                t.push('0');
+            } else {
+                t.push(char::from(b'1' + (next() % 9) as u8));
+                for _ in 1..int_len {
+                    t.push(char::from(b'0' + (next() % 10) as u8));
+                }
+            }
+            t.push('.');
+            for _ in 0..zeros.min(frac_len - 1) {
+                t.push('0');
+            }
+            while t.len() - t.find('.').unwrap_or(0) <= frac_len {
+                t.push(char::from(b'0' + (next() % 10) as u8));
+            }
+            let v: f64 = t.parse().unwrap();
+            let canonical = crate::number::format(v) == t;
+            let got = one(&t);
+            assert_eq!(got.is_some(), canonical, "{t}");
+            if let Some(Scalar::Number(n)) = got {
+                assert_eq!(n.value().to_bits(), v.to_bits(), "{t}");
+                accepted += 1;
+            }
+        }
+        assert!((50_000..250_000).contains(&accepted), "{accepted} accepted");
+    }
+
+    #[test]
+    fn structural_bytes() {
+        let mut s = Scanner::new(br#"{"index":7,"x":[]}"#).unwrap();
+        assert_eq!(s.eat_bytes(br#"{"index":"#), Some(()));
+        assert_eq!(s.number(), Some(7.0));
+        assert_eq!(s.eat_bytes(br#","y""#), None);
+        assert_eq!(s.pos(), 10);
+        assert_eq!(s.eat(b','), Some(()));
+        assert_eq!(s.string().map(|r| r.raw()), Some("x"));
+        assert_eq!(s.eat_bytes(b":[]}"), Some(()));
+        assert!(s.is_at_end());
+        assert_eq!(s.peek(), None);
+        assert_eq!(s.eat(b'}'), None);
+    }
+}
