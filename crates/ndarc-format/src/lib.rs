@@ -17,6 +17,7 @@
 pub mod assemble;
 pub mod catalogue;
 pub mod code;
+mod fast;
 pub mod finding;
 pub mod hash;
 pub mod key;

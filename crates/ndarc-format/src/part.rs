@@ -23,6 +23,9 @@ use crate::report::{join, LineRef, LineReport};
 pub struct RowColumn {
     /// Column name.
     pub name: String,
+    /// The name as a canonical JSON string (quotes included), as a
+    /// canonical row writes it.
+    pub name_json: Vec<u8>,
     /// Affinity of its declared type.
     pub affinity: Affinity,
     /// NOT NULL.
@@ -72,6 +75,11 @@ impl Plan {
                     .filter(|c| c.generated.is_none() && !excluded.contains(&c.name))
                     .map(|c| RowColumn {
                         name: c.name.clone(),
+                        name_json: {
+                            let mut j = Vec::new();
+                            ndarc_json::write_string(&c.name, &mut j);
+                            j
+                        },
                         affinity: c.affinity(),
                         notnull: c.notnull,
                     })
@@ -308,12 +316,42 @@ pub struct Closing {
 
 /// Checks one line after the manifest (a part or the closing).
 pub fn check_line(plan: &Plan, at: LineRef<'_>) -> LineSummary {
-    check_line_hashed(plan, at, sha256(at.bytes))
+    // Most lines are canonical row parts without a fault: the fast path
+    // proves that without building values, hashing the line together with
+    // its rows; anything else is read in full.
+    if let Some(summary) = crate::fast::rows(plan, at, None) {
+        return summary;
+    }
+    check_line_full(plan, at, sha256(at.bytes))
 }
 
 /// [`check_line`] for a caller that has already hashed the line's bytes
 /// (the push API, which hashes a part first to recognise a retry).
 pub fn check_line_hashed(plan: &Plan, at: LineRef<'_>, digest: Digest32) -> LineSummary {
+    if let Some(summary) = crate::fast::rows(plan, at, Some(digest)) {
+        return summary;
+    }
+    check_line_full(plan, at, digest)
+}
+
+/// The fast path alone: the summary of a canonical, faultless row part, or
+/// `None` when the line must be read in full; `digest` is the line's
+/// SHA-256 if the caller has it (otherwise computed). Public for the tests
+/// and the fuzz target that hold it to [`check_line_full`].
+#[doc(hidden)]
+pub fn check_line_fast(
+    plan: &Plan,
+    at: LineRef<'_>,
+    digest: Option<Digest32>,
+) -> Option<LineSummary> {
+    crate::fast::rows(plan, at, digest)
+}
+
+/// [`check_line_hashed`] without the fast path: parses the line into values
+/// and applies every rule. Public so that tests and fuzzing can hold the
+/// fast path to the same result.
+#[doc(hidden)]
+pub fn check_line_full(plan: &Plan, at: LineRef<'_>, digest: Digest32) -> LineSummary {
     let mut r = LineReport::new(at, plan.max_findings_per_line);
     let body = match ndarc_json::parse_with(at.bytes, plan.json) {
         Err(e) => {

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 
-use ndarc_format::part::{check_line_hashed, Body};
+use ndarc_format::part::Body;
 use ndarc_format::{
     check_line, check_manifest, rescan_duplicates, Assembler, Code, Collector, Digest32, Finding,
     LineRef, LineReport, LineSummary, ManifestOptions, ManifestOutcome, Plan,
@@ -144,9 +144,8 @@ impl PushVerifier {
     /// `part_conflict`.
     pub fn add_part(&mut self, index: u64, bytes: &[u8]) -> PushOutcome {
         let line = index.saturating_add(2);
-        let digest = ndarc_format::hash::sha256(bytes);
         if let Some(prev) = self.accepted.get(&index) {
-            return if *prev == digest {
+            return if *prev == ndarc_format::hash::sha256(bytes) {
                 PushOutcome::Duplicate
             } else {
                 PushOutcome::Rejected(vec![Finding::new(
@@ -183,15 +182,17 @@ impl PushVerifier {
                 ),
             )]);
         }
-        let mut s = check_line_hashed(
+        // The line's digest comes with the check (a row part's is computed
+        // together with its rows').
+        let mut s = check_line(
             &self.plan,
             LineRef {
                 line,
                 offset: 0,
                 bytes,
             },
-            digest,
         );
+        let digest = s.digest;
         let claimed = match &s.body {
             Body::Rows(r) => r.index,
             Body::Binary(b) => b.index,
