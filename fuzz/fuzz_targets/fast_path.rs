@@ -1,0 +1,86 @@
+//! Structure-aware: one line of a small generated archive (the archive from
+//! the first input byte, the line from the second), with up to 4 edits from
+//! the input applied to that line alone, checked against the archive's
+//! manifest; or, when the third byte says so, the rest of the input as the
+//! line.
+//!
+//! The row-part fast path (`check_line_fast`) and the full check
+//! (`check_line_full`) must agree: whenever the fast path accepts a line,
+//! the full check finds nothing and returns the identical summary.
+#![no_main]
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use arbitrary::Unstructured;
+use libfuzzer_sys::fuzz_target;
+use ndarc_format::hash::sha256;
+use ndarc_format::part::{check_line_fast, check_line_full};
+use ndarc_format::{check_manifest, LineRef, LineReport, ManifestOptions, ManifestOutcome, Plan};
+use ndarc_fuzz::{archive, edit};
+
+/// The plan of a (valid, generated) manifest, cached by its bytes.
+fn plan(manifest: &[u8]) -> Arc<Plan> {
+    static CACHE: OnceLock<Mutex<HashMap<Vec<u8>, Arc<Plan>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(p) = cache.lock().unwrap().get(manifest) {
+        return p.clone();
+    }
+    let value = ndarc_json::parse(manifest).expect("generated manifest parses");
+    let mut r = LineReport::new(
+        LineRef {
+            line: 1,
+            offset: 0,
+            bytes: manifest,
+        },
+        100,
+    );
+    let ManifestOutcome::Read(m) = check_manifest(&value, &mut r, &ManifestOptions::default())
+    else {
+        panic!("generated manifest not read");
+    };
+    let p = Arc::new(Plan::new(*m));
+    cache.lock().unwrap().insert(manifest.to_vec(), p.clone());
+    p
+}
+
+fuzz_target!(|data: &[u8]| {
+    let mut u = Unstructured::new(data);
+    let a = archive::pick(&mut u);
+    let pick = usize::from(u.arbitrary::<u8>().unwrap_or(0));
+    let raw = u.arbitrary::<u8>().unwrap_or(0) & 0x0F == 0x0F;
+    let plan = plan(a.manifest());
+    let line = if raw {
+        u.take_rest().to_vec()
+    } else {
+        let i = 1 + pick % (a.lines.len() - 1);
+        let edits = edit::read_edits(&mut u, 4);
+        edit::edited(a.line(i), &edits)
+    };
+    let at = LineRef {
+        line: 2,
+        offset: 0,
+        bytes: &line,
+    };
+    let digest = sha256(&line);
+    let full = check_line_full(&plan, at, digest);
+    let hashing = check_line_fast(&plan, at, None);
+    assert_eq!(
+        format!("{hashing:?}"),
+        format!("{:?}", check_line_fast(&plan, at, Some(digest)))
+    );
+    if let Some(fast) = hashing {
+        assert!(
+            full.findings.is_empty(),
+            "the fast path accepted a line with findings {:#?}\n{}",
+            full.findings,
+            String::from_utf8_lossy(&line)
+        );
+        assert_eq!(
+            format!("{fast:?}"),
+            format!("{full:?}"),
+            "summaries differ for\n{}",
+            String::from_utf8_lossy(&line)
+        );
+    }
+});
