@@ -336,9 +336,7 @@ impl Assembler {
         for (code, p, msg) in pending {
             self.at_line(pos, anchors, code, p, msg);
         }
-        for d in &r.row_digests {
-            self.content.add_row_digest(d);
-        }
+        self.content.add_row_digests(&r.row_digests);
     }
 
     fn entry(&self, kind: BinaryKind, i: usize) -> (String, u64, String) {

@@ -13,6 +13,8 @@
 //! `fast_path` fuzz target) check that it never accepts a line the full
 //! check would not, and that what it accepts gives the identical summary.
 
+use std::cmp::Ordering;
+
 use ndarc_json::{safe_integer, RawStr, Scalar, Scanner};
 
 use crate::catalogue::{self, Affinity};
@@ -93,6 +95,10 @@ fn scan(
     let mut table: Option<(usize, &TablePlan)> = None;
     let mut names: Vec<RawStr<'_>> = Vec::new();
     let mut cells: Vec<Cell<'_>> = Vec::new();
+    // The previous row's key: its rowid, or its primary-key cells.
+    let mut last_rowid: Option<i64> = None;
+    let mut prev_pk: Vec<Cell<'_>> = Vec::new();
+    let mut pk: Vec<Cell<'_>> = Vec::new();
     let mut part = RowsPart {
         index: Some(index),
         table: 0,
@@ -156,27 +162,37 @@ fn scan(
         if tp.has_rowid != rowid.is_some() {
             return None;
         }
-        let key = match rowid {
-            Some(id) => RowKey::Rowid(id.safe_integer()?),
-            None => RowKey::Primary(tp.pk.iter().map(|&c| key_part(cells[c])).collect()),
-        };
         // Indexes consecutive and keys strictly rising within the part.
         if let Some(prev) = part.last_index {
             if prev.checked_add(1) != Some(idx) {
                 return None;
             }
         }
-        if let Some(prev) = &part.last_key {
-            if prev.cmp_sqlite(&key) != std::cmp::Ordering::Less {
-                return None;
-            }
-        }
         part.first_index.get_or_insert(idx);
         part.last_index = Some(idx);
-        if part.first_key.is_none() {
-            part.first_key = Some(key.clone());
+        match rowid {
+            Some(id) => {
+                let id = id.safe_integer()?;
+                if last_rowid.is_some_and(|prev| prev >= id) {
+                    return None;
+                }
+                last_rowid = Some(id);
+                part.first_key.get_or_insert(RowKey::Rowid(id));
+            }
+            None => {
+                // Compared as cells, without building keys; only the first
+                // and last rows' keys are built.
+                pk.clear();
+                pk.extend(tp.pk.iter().map(|&c| cells[c]));
+                if part.rows > 0 && cmp_key(&prev_pk, &pk) != Ordering::Less {
+                    return None;
+                }
+                std::mem::swap(&mut pk, &mut prev_pk);
+                if part.first_key.is_none() {
+                    part.first_key = Some(primary_key(&prev_pk));
+                }
+            }
         }
-        part.last_key = Some(key);
         part.rows += 1;
         // The row's content message (see `hash::row_content_digest`):
         // canonical text, so the rowid as written is the rowid as the
@@ -211,6 +227,10 @@ fn scan(
     if !s.is_at_end() {
         return None;
     }
+    part.last_key = match last_rowid {
+        Some(id) => Some(RowKey::Rowid(id)),
+        None => Some(primary_key(&prev_pk)),
+    };
     // The line's digest and the rows' digests, two at a time.
     part.row_digests.reserve(scratch.blocks.len());
     let digest = match digest {
@@ -345,6 +365,34 @@ fn cell_ok(c: &RowColumn, cell: Cell<'_>, scratch: &mut Vec<u8>) -> bool {
         }
         _ => false,
     }
+}
+
+/// A primary key of accepted cells.
+fn primary_key(cells: &[Cell<'_>]) -> RowKey {
+    RowKey::Primary(cells.iter().map(|&c| key_part(c)).collect())
+}
+
+/// `RowKey::cmp_sqlite` of two primary keys of accepted cells, without
+/// building them where the text decides (numbers, unescaped text).
+fn cmp_key(a: &[Cell<'_>], b: &[Cell<'_>]) -> Ordering {
+    for (&x, &y) in a.iter().zip(b) {
+        let o = match (x, y) {
+            // -0 and 0 are one value to SQLite (`key::cmp_number_zero`).
+            (Cell::Scalar(Scalar::Number(x)), Cell::Scalar(Scalar::Number(y))) => {
+                x.value().partial_cmp(&y.value()).unwrap_or(Ordering::Equal)
+            }
+            (Cell::Scalar(Scalar::String(x)), Cell::Scalar(Scalar::String(y)))
+                if !x.has_escapes() && !y.has_escapes() =>
+            {
+                x.raw().as_bytes().cmp(y.raw().as_bytes())
+            }
+            _ => RowKey::Primary(vec![key_part(x)]).cmp_sqlite(&RowKey::Primary(vec![key_part(y)])),
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    a.len().cmp(&b.len())
 }
 
 /// The key part of an accepted cell (as `KeyPart::of` reads its value).

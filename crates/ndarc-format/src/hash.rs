@@ -93,6 +93,12 @@ impl ContentHasher {
         self.outer.update(d);
     }
 
+    /// Adds the digests of the next rows, in order (one call: SHA-256 then
+    /// runs over whole blocks instead of two digests at a time).
+    pub fn add_row_digests(&mut self, ds: &[Digest32]) {
+        self.outer.update(ds.as_flattened());
+    }
+
     /// The hex digest.
     pub fn finish(self) -> String {
         hex(&self.outer.finalize().into())

@@ -167,7 +167,10 @@ pub(crate) fn plain_run(bytes: &[u8], mut i: usize) -> usize {
                 & !x
                 & HI;
         if found != 0 {
-            break;
+            // Borrows only run upwards from a byte that truly stops, and
+            // every stop byte is flagged, so the lowest flag is the first
+            // stop byte.
+            return i + (found.trailing_zeros() / 8) as usize;
         }
         i += 8;
         if i >= swar_end {
@@ -703,6 +706,28 @@ fn describe(b: u8) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_run_finds_the_first_stop_byte() {
+        let stops: Vec<u8> = (0u8..0x20).chain([b'"', b'\\']).collect();
+        for filler in [b'a', 0x7F, 0x80, 0xC3, 0xFF, b'!', b'#', b'[', b']'] {
+            for len in 0..70 {
+                let mut text = vec![filler; len];
+                assert_eq!(plain_run(&text, 0), len, "no stop, filler {filler:#x}");
+                for at in 0..len {
+                    for &stop in &stops {
+                        text[at] = stop;
+                        // Stop bytes after the first do not matter.
+                        if at + 1 < len {
+                            text[len - 1] = b'"';
+                        }
+                        assert_eq!(plain_run(&text, 0), at, "stop {stop:#x} at {at} of {len}");
+                        text = vec![filler; len];
+                    }
+                }
+            }
+        }
+    }
 
     fn err(s: &str) -> (&'static str, usize) {
         let e = parse(s.as_bytes()).unwrap_err();

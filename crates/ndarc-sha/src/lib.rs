@@ -30,10 +30,11 @@ pub fn push_message(buf: &mut Vec<u8>, parts: &[&[u8]]) -> u32 {
         buf.extend_from_slice(p);
         len += p.len() as u64;
     }
+    // 0x80, zeros up to 8 bytes short of a whole block, the bit length.
+    let used = buf.len() - start + 1;
+    let padded = (used + 8).div_ceil(64) * 64;
     buf.push(0x80);
-    while (buf.len() - start) % 64 != 56 {
-        buf.push(0);
-    }
+    buf.resize(start + padded - 8, 0);
     buf.extend_from_slice(&(len * 8).to_be_bytes());
     ((buf.len() - start) / 64) as u32
 }
