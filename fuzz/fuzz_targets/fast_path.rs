@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 use ndarc_format::hash::sha256;
-use ndarc_format::part::{check_line_fast, check_line_full};
+use ndarc_format::part::{check_line_fast, check_line_full, check_line_spans, RowSpans};
 use ndarc_format::{check_manifest, LineRef, LineReport, ManifestOptions, ManifestOutcome, Plan};
 use ndarc_fuzz::{archive, edit};
 
@@ -65,6 +65,14 @@ fuzz_target!(|data: &[u8]| {
     let digest = sha256(&line);
     let full = check_line_full(&plan, at, digest);
     let hashing = check_line_fast(&plan, at, None);
+    // Asking for spans changes nothing, and gives spans only when fast.
+    let mut spans = RowSpans::default();
+    let with_spans = check_line_spans(&plan, at, &mut spans);
+    assert_eq!(format!("{with_spans:?}"), format!("{full:?}"));
+    assert_eq!(spans.table.is_some(), hashing.is_some());
+    for &(a, b) in spans.rows.iter().chain(&spans.cells) {
+        assert!(a < b && b as usize <= line.len(), "span {a}..{b} of {}", line.len());
+    }
     assert_eq!(
         format!("{hashing:?}"),
         format!("{:?}", check_line_fast(&plan, at, Some(digest)))

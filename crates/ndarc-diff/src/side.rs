@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use ndarc_format::manifest::Manifest;
 use ndarc_format::{Code, Finding, LineRef, LineReport, ManifestOptions, ManifestOutcome, Plan};
-use ndarc_verify::{PushOutcome, PushVerifier};
+use ndarc_verify::{PushOutcome, PushVerifier, RowSpans};
 
 use crate::key::{KeyRef, OwnedKey};
 use crate::model::Side;
@@ -318,6 +318,8 @@ fn read(
 
     let mut part_offsets: Vec<u64> = Vec::new();
     let mut last_key: Option<(usize, OwnedKey)> = None;
+    // Where the verifier found the rows of the current part (verified mode).
+    let mut spans = RowSpans::default();
     loop {
         let Some((info, bytes)) = lines.next_line(vopts.max_line).map_err(io)? else {
             let line = part_offsets.len() as u64 + 2;
@@ -349,7 +351,7 @@ fn read(
         let index = part_offsets.len() as u64;
         if index < part_count {
             let owned = if let Some(v) = verifier.as_mut() {
-                match v.add_part(index, bytes) {
+                match v.add_part_spans(index, bytes, &mut spans) {
                     PushOutcome::Accepted(_) | PushOutcome::Duplicate => bytes.to_vec(),
                     PushOutcome::Rejected(f) => {
                         let f = f
@@ -368,7 +370,18 @@ fn read(
                 bytes.to_vec()
             };
             part_offsets.push(info.offset);
-            if let Some(part) = rows_of(owned, &info, &tables, &by_name, &mut last_key, ctx)? {
+            let part = if spans.table.is_some() {
+                Some(rows_from_spans(
+                    owned,
+                    &info,
+                    &spans,
+                    &tables,
+                    &mut last_key,
+                ))
+            } else {
+                rows_of(owned, &info, &tables, &by_name, &mut last_key, ctx)?
+            };
+            if let Some(part) = part {
                 if tx.send(Event::Rows(part)).is_err() {
                     return Ok(None);
                 }
@@ -449,6 +462,58 @@ fn read(
         }
         return Ok(Some(end));
     }
+}
+
+/// A part line the verifier's fast path accepted, reduced to its rows'
+/// spans from the spans that path recorded (no second scan). The rows are
+/// in strictly increasing key order within the part (the fast path accepts
+/// nothing else), so only the step from the previous part is compared.
+fn rows_from_spans(
+    bytes: Vec<u8>,
+    info: &LineInfo,
+    spans: &RowSpans,
+    tables: &[SideTable],
+    last_key: &mut Option<(usize, OwnedKey)>,
+) -> PartRows {
+    let table = spans.table.unwrap_or_default();
+    let t = &tables[table];
+    let k = t.pk.len();
+    let n = t.columns.len();
+    let rows: Vec<RowRec> = spans
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(i, &row)| RowRec {
+            row,
+            rowid: spans.rowids.get(i).copied(),
+            item: u32::try_from(i).unwrap_or(u32::MAX),
+        })
+        .collect();
+    let mut keys = Vec::with_capacity(rows.len() * k);
+    for i in 0..rows.len() {
+        let row_cells = spans.cells.get(i * n..(i + 1) * n).unwrap_or(&[]);
+        keys.extend(
+            t.pk.iter()
+                .map(|&p| row_cells.get(p).copied().unwrap_or(MISSING)),
+        );
+    }
+    let mut part = PartRows {
+        table,
+        offset: info.offset,
+        bytes,
+        rows,
+        cells: spans.cells.clone(),
+        keys,
+        ordered: true,
+    };
+    if let Some(last) = part.rows.len().checked_sub(1) {
+        part.ordered = match last_key {
+            Some((lt, lk)) if *lt == table => lk.as_ref().cmp(&part.key(0, k)).is_lt(),
+            _ => true,
+        };
+        *last_key = Some((table, part.key(last, k).to_owned_key()));
+    }
+    part
 }
 
 /// Reduces a part line to its rows' spans; `None` for object and payload

@@ -23,6 +23,33 @@ use crate::key::{KeyPart, RowKey};
 use crate::part::{Anchors, Body, LineSummary, Plan, RowColumn, RowsPart, TablePlan};
 use crate::report::LineRef;
 
+/// Where the rows and cells of a row part are in its line, as the fast
+/// path read them: for a reader of rows after verification (the diff),
+/// which then need not scan the line again.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RowSpans {
+    /// The table (position in the manifest) when the spans describe the
+    /// line, i.e. the fast path accepted it; `None` otherwise.
+    pub table: Option<usize>,
+    /// Each row object, `start..end` in the line.
+    pub rows: Vec<(u32, u32)>,
+    /// Each row's rowid and its text, for a table with rowid.
+    pub rowids: Vec<(i64, (u32, u32))>,
+    /// Each row's cells, one per row column in the plan's column order
+    /// (`TablePlan::columns`), row after row.
+    pub cells: Vec<(u32, u32)>,
+}
+
+impl RowSpans {
+    /// Empties the spans (keeping their memory).
+    pub fn clear(&mut self) {
+        self.table = None;
+        self.rows.clear();
+        self.rowids.clear();
+        self.cells.clear();
+    }
+}
+
 /// A row cell as written.
 #[derive(Clone, Copy)]
 enum Cell<'a> {
@@ -56,19 +83,47 @@ thread_local! {
 /// The summary of a canonical, faultless row part, or `None` (see the
 /// module documentation). `digest` is the line's SHA-256 when the caller
 /// has it; otherwise it is computed here together with the rows' digests.
-pub(crate) fn rows(plan: &Plan, at: LineRef<'_>, digest: Option<Digest32>) -> Option<LineSummary> {
-    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+pub(crate) fn rows(
+    plan: &Plan,
+    at: LineRef<'_>,
+    digest: Option<Digest32>,
+    mut spans: Option<&mut RowSpans>,
+) -> Option<LineSummary> {
+    if let Some(sp) = spans.as_deref_mut() {
+        sp.clear();
+    }
+    // Offsets are kept as u32.
+    if at.bytes.len() > u32::MAX as usize {
+        return None;
+    }
+    let summary = SCRATCH.with(|cell| match cell.try_borrow_mut() {
         Ok(mut scratch) => {
             scratch.messages.clear();
             scratch.blocks.clear();
-            let summary = scan(plan, at, digest, &mut scratch);
+            let summary = scan(plan, at, digest, &mut scratch, spans.as_deref_mut());
             if scratch.messages.capacity() > KEEP_SCRATCH {
                 *scratch = Scratch::default();
             }
             summary
         }
-        Err(_) => scan(plan, at, digest, &mut Scratch::default()),
-    })
+        Err(_) => scan(
+            plan,
+            at,
+            digest,
+            &mut Scratch::default(),
+            spans.as_deref_mut(),
+        ),
+    });
+    match (&summary, spans) {
+        (Some(s), Some(sp)) => {
+            if let Body::Rows(r) = &s.body {
+                sp.table = Some(r.table);
+            }
+        }
+        (None, Some(sp)) => sp.clear(),
+        _ => {}
+    }
+    summary
 }
 
 fn scan(
@@ -76,6 +131,7 @@ fn scan(
     at: LineRef<'_>,
     digest: Option<Digest32>,
     scratch: &mut Scratch,
+    mut spans: Option<&mut RowSpans>,
 ) -> Option<LineSummary> {
     if plan.json.max_depth < ROW_PART_DEPTH {
         return None;
@@ -121,10 +177,21 @@ fn scan(
         match table {
             // The table known (from the first item), a row is read against
             // its columns: names are compared, not scanned.
-            Some((_, tp)) => read_known_row(&mut s, &tp.columns, &mut cells, &mut scratch.base64)?,
+            Some((_, tp)) => read_known_row(
+                &mut s,
+                &tp.columns,
+                &mut cells,
+                &mut scratch.base64,
+                spans.as_deref_mut().map(|sp| &mut sp.cells),
+            )?,
             None => {
                 names.clear();
-                read_row(&mut s, &mut names, &mut cells)?;
+                read_row(
+                    &mut s,
+                    &mut names,
+                    &mut cells,
+                    spans.as_deref_mut().map(|sp| &mut sp.cells),
+                )?;
             }
         }
         let row_end = s.pos();
@@ -133,6 +200,7 @@ fn scan(
         } else {
             (0, None)
         };
+        let rowid_end = s.pos();
         s.eat_bytes(br#","table":"#)?;
         let tp = match table {
             // Both are canonical string text, so equal text is equal names
@@ -178,6 +246,9 @@ fn scan(
                 }
                 last_rowid = Some(id);
                 part.first_key.get_or_insert(RowKey::Rowid(id));
+                if let Some(sp) = spans.as_deref_mut() {
+                    sp.rowids.push((id, (rowid_at as u32, rowid_end as u32)));
+                }
             }
             None => {
                 // Compared as cells, without building keys; only the first
@@ -194,6 +265,9 @@ fn scan(
             }
         }
         part.rows += 1;
+        if let Some(sp) = spans.as_deref_mut() {
+            sp.rows.push((row_start as u32, row_end as u32));
+        }
         // The row's content message (see `hash::row_content_digest`):
         // canonical text, so the rowid as written is the rowid as the
         // digest writes it. Hashed below, two streams at a time.
@@ -277,6 +351,7 @@ fn read_row<'a>(
     s: &mut Scanner<'a>,
     names: &mut Vec<RawStr<'a>>,
     cells: &mut Vec<Cell<'a>>,
+    mut spans: Option<&mut Vec<(u32, u32)>>,
 ) -> Option<()> {
     s.eat(b'{')?;
     if s.eat(b'}').is_some() {
@@ -285,7 +360,11 @@ fn read_row<'a>(
     loop {
         names.push(s.string()?);
         s.eat(b':')?;
+        let start = s.pos();
         cells.push(read_cell(s)?);
+        if let Some(sp) = spans.as_deref_mut() {
+            sp.push((start as u32, s.pos() as u32));
+        }
         match s.peek()? {
             b',' => s.eat(b',')?,
             b'}' => return s.eat(b'}'),
@@ -301,6 +380,7 @@ fn read_known_row<'a>(
     columns: &[RowColumn],
     cells: &mut Vec<Cell<'a>>,
     scratch: &mut Vec<u8>,
+    mut spans: Option<&mut Vec<(u32, u32)>>,
 ) -> Option<()> {
     s.eat(b'{')?;
     for (i, c) in columns.iter().enumerate() {
@@ -309,11 +389,15 @@ fn read_known_row<'a>(
         }
         s.eat_bytes(&c.name_json)?;
         s.eat(b':')?;
+        let start = s.pos();
         let cell = read_cell(s)?;
         if !cell_ok(c, cell, scratch) {
             return None;
         }
         cells.push(cell);
+        if let Some(sp) = spans.as_deref_mut() {
+            sp.push((start as u32, s.pos() as u32));
+        }
     }
     s.eat(b'}')
 }

@@ -10,6 +10,8 @@ use std::fmt::Write as _;
 
 use ndarc_json::{cmp_utf16, Object, ParseOptions, Value};
 
+pub use crate::fast::RowSpans;
+
 use crate::catalogue::{self, Affinity};
 use crate::code::Code;
 use crate::finding::Finding;
@@ -319,7 +321,17 @@ pub fn check_line(plan: &Plan, at: LineRef<'_>) -> LineSummary {
     // Most lines are canonical row parts without a fault: the fast path
     // proves that without building values, hashing the line together with
     // its rows; anything else is read in full.
-    if let Some(summary) = crate::fast::rows(plan, at, None) {
+    if let Some(summary) = crate::fast::rows(plan, at, None, None) {
+        return summary;
+    }
+    check_line_full(plan, at, sha256(at.bytes))
+}
+
+/// [`check_line`] that also says where the rows and cells are when the
+/// line is a canonical, faultless row part (`spans.table` is then `Some`):
+/// for a reader of rows after verification, which need not scan again.
+pub fn check_line_spans(plan: &Plan, at: LineRef<'_>, spans: &mut RowSpans) -> LineSummary {
+    if let Some(summary) = crate::fast::rows(plan, at, None, Some(spans)) {
         return summary;
     }
     check_line_full(plan, at, sha256(at.bytes))
@@ -328,7 +340,7 @@ pub fn check_line(plan: &Plan, at: LineRef<'_>) -> LineSummary {
 /// [`check_line`] for a caller that has already hashed the line's bytes
 /// (the push API, which hashes a part first to recognise a retry).
 pub fn check_line_hashed(plan: &Plan, at: LineRef<'_>, digest: Digest32) -> LineSummary {
-    if let Some(summary) = crate::fast::rows(plan, at, Some(digest)) {
+    if let Some(summary) = crate::fast::rows(plan, at, Some(digest), None) {
         return summary;
     }
     check_line_full(plan, at, digest)
@@ -344,7 +356,7 @@ pub fn check_line_fast(
     at: LineRef<'_>,
     digest: Option<Digest32>,
 ) -> Option<LineSummary> {
-    crate::fast::rows(plan, at, digest)
+    crate::fast::rows(plan, at, digest, None)
 }
 
 /// [`check_line_hashed`] without the fast path: parses the line into values

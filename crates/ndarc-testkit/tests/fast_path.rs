@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use ndarc_format::hash::sha256;
-use ndarc_format::part::{check_line_fast, check_line_full};
+use ndarc_format::part::{check_line_fast, check_line_full, check_line_spans, Body, RowSpans};
 use ndarc_format::{check_manifest, LineRef, LineReport, ManifestOptions, ManifestOutcome, Plan};
 use ndarc_testkit::{generate_vec, GenOptions, Rows};
 
@@ -34,6 +34,13 @@ fn same(plan: &Plan, line: u64, bytes: &[u8]) -> bool {
     };
     let digest = sha256(bytes);
     let full = check_line_full(plan, at, digest);
+    // With spans asked for: the same summary, and spans only when fast.
+    let mut spans = RowSpans::default();
+    let with_spans = check_line_spans(plan, at, &mut spans);
+    assert_eq!(format!("{with_spans:?}"), format!("{full:?}"));
+    if check_line_fast(plan, at, Some(digest)).is_none() {
+        assert_eq!(spans, RowSpans::default(), "spans of a line not taken fast");
+    }
     // Given the line's digest (the push API) or computing it with the
     // rows' digests (the file verifier): the same summary.
     let Some(fast) = check_line_fast(plan, at, Some(digest)) else {
@@ -42,6 +49,7 @@ fn same(plan: &Plan, line: u64, bytes: &[u8]) -> bool {
     };
     let hashing = check_line_fast(plan, at, None).expect("fast with the digest, not without");
     assert_eq!(format!("{fast:?}"), format!("{hashing:?}"));
+    check_spans(plan, bytes, &fast);
     assert!(
         full.findings.is_empty(),
         "line {line}: the fast path accepted a line with findings {:#?}\n{}",
@@ -55,6 +63,58 @@ fn same(plan: &Plan, line: u64, bytes: &[u8]) -> bool {
         String::from_utf8_lossy(bytes)
     );
     true
+}
+
+/// The spans `check_line_spans` records for an accepted line locate exactly
+/// the rows, rowids and cells the line holds.
+fn check_spans(plan: &Plan, bytes: &[u8], fast: &ndarc_format::LineSummary) {
+    let at = LineRef {
+        line: 2,
+        offset: 0,
+        bytes,
+    };
+    let mut spans = RowSpans::default();
+    check_line_spans(plan, at, &mut spans);
+    let Body::Rows(part) = &fast.body else {
+        panic!("fast path accepted a line that is not a row part");
+    };
+    assert_eq!(spans.table, Some(part.table));
+    let tp = &plan.tables[part.table];
+    let items = ndarc_json::parse(bytes).expect("accepted line parses");
+    let items = items
+        .get("items")
+        .and_then(|v| v.as_array())
+        .expect("items");
+    assert_eq!(spans.rows.len(), items.len());
+    assert_eq!(spans.cells.len(), items.len() * tp.columns.len());
+    assert_eq!(
+        spans.rowids.len(),
+        if tp.has_rowid { items.len() } else { 0 }
+    );
+    let text = |(a, b): (u32, u32)| &bytes[a as usize..b as usize];
+    for (i, item) in items.iter().enumerate() {
+        let row = item.get("row").expect("row");
+        assert_eq!(text(spans.rows[i]), ndarc_json::to_canonical_vec(row));
+        for (c, col) in tp.columns.iter().enumerate() {
+            let cell = row.get(&col.name).expect("cell");
+            let span = spans.cells[i * tp.columns.len() + c];
+            assert_eq!(
+                text(span),
+                ndarc_json::to_canonical_vec(cell),
+                "row {i} {}",
+                col.name
+            );
+        }
+        if tp.has_rowid {
+            let (id, span) = spans.rowids[i];
+            let rowid = item.get("rowid").and_then(|v| v.as_f64()).expect("rowid");
+            assert_eq!(id as f64, rowid);
+            assert_eq!(
+                text(span),
+                ndarc_json::to_canonical_vec(item.get("rowid").unwrap())
+            );
+        }
+    }
 }
 
 /// Compares every line after the manifest; returns (fast, lines).

@@ -28,6 +28,7 @@ mod receipt;
 
 use std::time::Duration;
 
+pub use ndarc_format::part::RowSpans;
 pub use ndarc_format::{Code, Finding, Manifest, Severity};
 pub use pipeline::{verify_bytes, verify_path, verify_reader};
 pub use push::{PushOutcome, PushVerifier};
