@@ -667,6 +667,18 @@ fn run<'a, S: LineSource<'a>>(
             in_flight += line.bytes.len() + 1;
             if line.too_long.is_some() {
                 waiting.insert(seq, (line, None));
+            } else if options.jobs == 1 {
+                // One job: check on this thread, so that `--jobs 1` uses one
+                // core (a pool thread would run beside this one).
+                let s = check_line(
+                    plan_ref,
+                    LineRef {
+                        line: line.line,
+                        offset: line.offset,
+                        bytes: &line.bytes,
+                    },
+                );
+                waiting.insert(seq, (line, Some(s)));
             } else {
                 let tx = tx.clone();
                 // The job owns the line (borrowed from the map, or read

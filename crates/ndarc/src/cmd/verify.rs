@@ -56,7 +56,7 @@ pub struct Args {
     /// Fail on warnings too.
     #[arg(long)]
     strict: bool,
-    /// Worker threads (default: one per core).
+    /// Worker threads (default: one per core; 1 runs on one core only).
     #[arg(long, short = 'j', value_name = "N", default_value_t = 0)]
     jobs: usize,
     /// Findings reported at most per archive; verification stops after this many errors.
