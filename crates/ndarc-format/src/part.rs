@@ -324,7 +324,7 @@ pub fn check_line(plan: &Plan, at: LineRef<'_>) -> LineSummary {
     if let Some(summary) = crate::fast::rows(plan, at, None, None) {
         return summary;
     }
-    check_line_full(plan, at, sha256(at.bytes))
+    full(plan, at, None)
 }
 
 /// [`check_line`] that also says where the rows and cells are when the
@@ -334,7 +334,7 @@ pub fn check_line_spans(plan: &Plan, at: LineRef<'_>, spans: &mut RowSpans) -> L
     if let Some(summary) = crate::fast::rows(plan, at, None, Some(spans)) {
         return summary;
     }
-    check_line_full(plan, at, sha256(at.bytes))
+    full(plan, at, None)
 }
 
 /// [`check_line`] for a caller that has already hashed the line's bytes
@@ -364,6 +364,39 @@ pub fn check_line_fast(
 /// fast path to the same result.
 #[doc(hidden)]
 pub fn check_line_full(plan: &Plan, at: LineRef<'_>, digest: Digest32) -> LineSummary {
+    full(plan, at, Some(digest))
+}
+
+/// The line's SHA-256, given or computed: when the line holds a whole
+/// object or payload, together with the digest of its decoded bytes.
+struct LineHash<'a> {
+    line: &'a [u8],
+    digest: Option<Digest32>,
+}
+
+impl LineHash<'_> {
+    /// The SHA-256 of a whole binary's bytes `data` (which this may pad
+    /// in place, so the caller drops them after).
+    fn whole(&mut self, data: &mut Vec<u8>) -> Digest32 {
+        if self.digest.is_some() {
+            return sha256(data);
+        }
+        let n = ndarc_sha::pad_message(data, 0);
+        let mut out = Vec::with_capacity(1);
+        self.digest = Some(ndarc_sha::digest_pair(self.line, data, &[n], &mut out));
+        out.pop().unwrap_or_default()
+    }
+
+    fn finish(self) -> Digest32 {
+        self.digest.unwrap_or_else(|| sha256(self.line))
+    }
+}
+
+fn full(plan: &Plan, at: LineRef<'_>, digest: Option<Digest32>) -> LineSummary {
+    let mut hash = LineHash {
+        line: at.bytes,
+        digest,
+    };
     let mut r = LineReport::new(at, plan.max_findings_per_line);
     let body = match ndarc_json::parse_with(at.bytes, plan.json) {
         Err(e) => {
@@ -385,7 +418,7 @@ pub fn check_line_full(plan: &Plan, at: LineRef<'_>, digest: Digest32) -> LineSu
                 );
             }
             let canonical = parsed.non_canonical_at.is_none().then_some(at.bytes);
-            check_record(plan, &parsed.value, canonical, &mut r)
+            check_record(plan, &parsed.value, canonical, &mut r, &mut hash)
         }
     };
     let anchors = Anchors::locate(at.bytes, &body);
@@ -393,7 +426,7 @@ pub fn check_line_full(plan: &Plan, at: LineRef<'_>, digest: Digest32) -> LineSu
     LineSummary {
         line: at.line,
         offset: at.offset,
-        digest,
+        digest: hash.finish(),
         anchors,
         body,
         findings,
@@ -406,6 +439,7 @@ fn check_record(
     v: &Value<'_>,
     canonical: Option<&[u8]>,
     r: &mut LineReport<'_>,
+    hash: &mut LineHash<'_>,
 ) -> Body {
     let Some(obj) = v.as_object() else {
         r.add(
@@ -419,7 +453,7 @@ fn check_record(
         return Body::Unreadable;
     };
     match obj.get("kind").and_then(Value::as_str) {
-        Some("part") => check_part(plan, obj, canonical, r),
+        Some("part") => check_part(plan, obj, canonical, r, hash),
         Some("closing") => Body::Closing(check_closing(obj, r)),
         Some(k) => {
             r.add(
@@ -471,6 +505,7 @@ fn check_part(
     obj: &Object<'_>,
     canonical: Option<&[u8]>,
     r: &mut LineReport<'_>,
+    hash: &mut LineHash<'_>,
 ) -> Body {
     r.members(obj, "", &["index", "items", "kind"], &[], "a part");
     let index = r.count(obj, "", "index");
@@ -505,7 +540,7 @@ fn check_part(
             } else {
                 BinaryKind::Payload
             };
-            check_binary(plan, index, kind, &items[0], r)
+            check_binary(plan, index, kind, &items[0], r, hash)
         }
         Some(k) => {
             r.add(
@@ -982,6 +1017,7 @@ fn check_binary(
     kind: BinaryKind,
     item: &Value<'_>,
     r: &mut LineReport<'_>,
+    hash: &mut LineHash<'_>,
 ) -> Body {
     let p = "/items/0";
     let Some(o) = item.as_object() else {
@@ -1051,7 +1087,8 @@ fn check_binary(
     let data = match r.str(o, p, "data") {
         None => Chunk::Invalid,
         Some(b64) => {
-            let mut bytes = Vec::with_capacity(catalogue::decoded_len(b64));
+            // Room for SHA-256 padding, added in place for a whole binary.
+            let mut bytes = Vec::with_capacity(catalogue::decoded_len(b64) + 72);
             if !catalogue::decode_base64_into(b64, &mut bytes) {
                 r.add(
                     Code::InvalidBase64,
@@ -1068,7 +1105,7 @@ fn check_binary(
                     );
                 }
                 if offset == Some(0) && bytes.len() as u64 == size {
-                    Chunk::Whole(sha256(&bytes))
+                    Chunk::Whole(hash.whole(&mut bytes))
                 } else {
                     Chunk::Piece(bytes)
                 }

@@ -25,11 +25,20 @@ const H0: [u32; 8] = [
 /// whole 64-byte blocks; returns the number of blocks appended.
 pub fn push_message(buf: &mut Vec<u8>, parts: &[&[u8]]) -> u32 {
     let start = buf.len();
-    let mut len = 0u64;
     for p in parts {
         buf.extend_from_slice(p);
-        len += p.len() as u64;
     }
+    pad_message(buf, start)
+}
+
+/// Pads the bytes of `buf` from `start` on, as they are, into one SHA-256
+/// message of whole 64-byte blocks (for a message already in a buffer, such
+/// as decoded base64, without copying it); returns the number of blocks.
+///
+/// # Panics
+/// If `start` is past the end of `buf`.
+pub fn pad_message(buf: &mut Vec<u8>, start: usize) -> u32 {
+    let len = (buf.len() - start) as u64;
     // 0x80, zeros up to 8 bytes short of a whole block, the bit length.
     let used = buf.len() - start + 1;
     let padded = (used + 8).div_ceil(64) * 64;
@@ -164,6 +173,19 @@ mod tests {
         );
         // More message blocks than the long message has.
         check(b"abc", &[vec![9; 1000], vec![8; 3000]]);
+    }
+
+    #[test]
+    fn a_message_padded_in_place() {
+        for n in [0usize, 1, 55, 56, 63, 64, 65, 1000] {
+            let data: Vec<u8> = (0..n).map(|i| i as u8).collect();
+            let mut buf = b"prefix".to_vec();
+            buf.extend_from_slice(&data);
+            let b = pad_message(&mut buf, 6);
+            let mut out = Vec::new();
+            digest_pair(b"x", &buf[6..], &[b], &mut out);
+            assert_eq!(out[0], <[u8; 32]>::from(sha2::Sha256::digest(&data)), "{n}");
+        }
     }
 
     #[test]
