@@ -132,6 +132,7 @@ unsafe fn block1(state: (&mut __m128i, &mut __m128i), block: &[u8], mask: __m128
     rounds4!(abef, cdgh, w4, 14);
     w0 = schedule(w1, w2, w3, w4);
     rounds4!(abef, cdgh, w0, 15);
+    // The last rounds' schedule words are not read again.
     let _ = (&mut w0, &mut w1, &mut w2, &mut w3, &mut w4);
     *state.0 = _mm_add_epi32(abef, *state.0);
     *state.1 = _mm_add_epi32(cdgh, *state.1);
@@ -208,6 +209,7 @@ unsafe fn block2(
     rounds4!(a_abef, a_cdgh, a_w0, 15);
     b_w0 = schedule(b_w1, b_w2, b_w3, b_w4);
     rounds4!(b_abef, b_cdgh, b_w0, 15);
+    // The last rounds' schedule words are not read again.
     let _ = (&mut a_w0, &mut a_w1, &mut a_w2, &mut a_w3, &mut a_w4);
     let _ = (&mut b_w0, &mut b_w1, &mut b_w2, &mut b_w3, &mut b_w4);
     *a.0 = _mm_add_epi32(a_abef, *a.0);
