@@ -68,3 +68,85 @@ mod tests {
         assert_eq!(w(4.35), "4.35");
     }
 }
+
+/// The parts of a number token (RFC 8259 grammar), located by
+/// [`token`]: what the parser and the scanner both need before they judge
+/// the number's value and spelling.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Token {
+    /// Offset just past the token.
+    pub(crate) end: usize,
+    /// It starts with `-`.
+    pub(crate) negative: bool,
+    /// The integer digits, `start..end`.
+    pub(crate) int: (usize, usize),
+    /// The fraction digits, `start..end`, if there is a decimal point.
+    pub(crate) fraction: Option<(usize, usize)>,
+    /// It has an exponent.
+    pub(crate) exponent: bool,
+}
+
+impl Token {
+    /// The value of a plain integer of at most 15 digits (exact in a
+    /// double), or `None` for any other number.
+    pub(crate) fn small_integer(&self, b: &[u8]) -> Option<i64> {
+        let (s, e) = self.int;
+        if self.fraction.is_some() || self.exponent || e - s > 15 {
+            return None;
+        }
+        let n = b[s..e]
+            .iter()
+            .fold(0i64, |n, &d| n * 10 + i64::from(d - b'0'));
+        Some(if self.negative { -n } else { n })
+    }
+}
+
+/// Reads the number token at `start` (a `-` or a digit) in `b`; on a
+/// grammar error, the offset and what is wrong.
+pub(crate) fn token(b: &[u8], start: usize) -> Result<Token, (usize, &'static str)> {
+    let digits = |mut i: usize| {
+        while matches!(b.get(i), Some(b'0'..=b'9')) {
+            i += 1;
+        }
+        i
+    };
+    let negative = b.get(start) == Some(&b'-');
+    let int_start = start + usize::from(negative);
+    let mut i = match b.get(int_start) {
+        Some(b'0') if matches!(b.get(int_start + 1), Some(b'0'..=b'9')) => {
+            return Err((start, "numbers must not have leading zeros"))
+        }
+        Some(b'0') => int_start + 1,
+        Some(b'1'..=b'9') => digits(int_start),
+        _ => return Err((start, "a `-` must be followed by digits")),
+    };
+    let int = (int_start, i);
+    let mut fraction = None;
+    if b.get(i) == Some(&b'.') {
+        let d = i + 1;
+        i = digits(d);
+        if i == d {
+            return Err((i, "a decimal point must be followed by digits"));
+        }
+        fraction = Some((d, i));
+    }
+    let exponent = matches!(b.get(i), Some(b'e' | b'E'));
+    if exponent {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let d = i;
+        i = digits(d);
+        if i == d {
+            return Err((i, "an exponent must have digits"));
+        }
+    }
+    Ok(Token {
+        end: i,
+        negative,
+        int,
+        fraction,
+        exponent,
+    })
+}

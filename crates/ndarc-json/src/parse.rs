@@ -613,66 +613,18 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
 
     fn number(&mut self) -> Result<f64, Error> {
         let start = self.pos;
-        let b = self.bytes;
-        let mut i = start;
-        if b[i] == b'-' {
-            i += 1;
-        }
-        let int_start = i;
-        match b.get(i) {
-            Some(b'0') => {
-                i += 1;
-                if matches!(b.get(i), Some(b'0'..=b'9')) {
-                    return self.syntax(start, "numbers must not have leading zeros");
-                }
-            }
-            Some(b'1'..=b'9') => {
-                while matches!(b.get(i), Some(b'0'..=b'9')) {
-                    i += 1;
-                }
-            }
-            _ => return self.syntax(start, "a `-` must be followed by digits"),
-        }
-        let int_digits = i - int_start;
-        let mut simple = true;
-        if b.get(i) == Some(&b'.') {
-            simple = false;
-            i += 1;
-            let d = i;
-            while matches!(b.get(i), Some(b'0'..=b'9')) {
-                i += 1;
-            }
-            if i == d {
-                return self.syntax(i, "a decimal point must be followed by digits");
-            }
-        }
-        if matches!(b.get(i), Some(b'e' | b'E')) {
-            simple = false;
-            i += 1;
-            if matches!(b.get(i), Some(b'+' | b'-')) {
-                i += 1;
-            }
-            let d = i;
-            while matches!(b.get(i), Some(b'0'..=b'9')) {
-                i += 1;
-            }
-            if i == d {
-                return self.syntax(i, "an exponent must have digits");
-            }
-        }
+        let t = match number::token(self.bytes, start) {
+            Ok(t) => t,
+            Err((at, msg)) => return self.syntax(at, msg),
+        };
+        let i = t.end;
         self.pos = i;
         let text = &self.text[start..i];
-        let value: f64 = if simple && int_digits <= 15 {
+        let value: f64 = if let Some(n) = t.small_integer(self.bytes) {
             // Exact: at most 15 digits fit a double's 53-bit mantissa.
-            let mut n: i64 = 0;
-            for &d in &b[int_start..i] {
-                n = n * 10 + i64::from(d - b'0');
-            }
-            if start != int_start {
-                if n == 0 {
-                    self.mark(start); // -0 is written 0
-                }
-                -(n as f64)
+            if t.negative && n == 0 {
+                self.mark(start); // -0 is written 0
+                -0.0
             } else {
                 n as f64
             }

@@ -212,64 +212,14 @@ impl<'a> Scanner<'a> {
     pub fn raw_number(&mut self) -> Option<RawNumber<'a>> {
         let b = self.bytes;
         let start = self.pos;
-        let mut i = start;
-        let negative = b.get(i) == Some(&b'-');
-        if negative {
-            i += 1;
-        }
-        let int_start = i;
-        match b.get(i)? {
-            b'0' => i += 1,
-            b'1'..=b'9' => {
-                while matches!(b.get(i), Some(b'0'..=b'9')) {
-                    i += 1;
-                }
-            }
-            _ => return None,
-        }
-        let int_digits = i - int_start;
-        let mut fraction = None;
-        if b.get(i) == Some(&b'.') {
-            i += 1;
-            let d = i;
-            while matches!(b.get(i), Some(b'0'..=b'9')) {
-                i += 1;
-            }
-            if i == d {
-                return None;
-            }
-            fraction = Some((d, i));
-        }
-        let mut exponent = false;
-        if matches!(b.get(i), Some(b'e' | b'E')) {
-            exponent = true;
-            i += 1;
-            if matches!(b.get(i), Some(b'+' | b'-')) {
-                i += 1;
-            }
-            let d = i;
-            while matches!(b.get(i), Some(b'0'..=b'9')) {
-                i += 1;
-            }
-            if i == d {
-                return None;
-            }
-        }
+        let t = crate::number::token(b, start).ok()?;
+        let i = t.end;
         let text = self.text.get(start..i)?;
-        let value = match (fraction, exponent) {
-            (None, false) if int_digits <= 15 => {
-                // Exact, and written so by ECMAScript, except -0 (written 0).
-                let mut n: i64 = 0;
-                for &d in &b[int_start..i] {
-                    n = n * 10 + i64::from(d - b'0');
-                }
-                match (negative, n) {
-                    (true, 0) => return None,
-                    (true, n) => Some(-(n as f64)),
-                    (false, n) => Some(n as f64),
-                }
-            }
-            (Some((fs, fe)), false) if short_fixed(&b[int_start..fs - 1], &b[fs..fe]) => None,
+        let value = match (t.small_integer(b), t.fraction, t.exponent) {
+            // Exact, and written so by ECMAScript, except -0 (written 0).
+            (Some(0), _, _) if t.negative => return None,
+            (Some(n), _, _) => Some(n as f64),
+            (None, Some((fs, fe)), false) if short_fixed(&b[t.int.0..t.int.1], &b[fs..fe]) => None,
             _ => {
                 let v: f64 = text.parse().ok()?;
                 if !v.is_finite() {
