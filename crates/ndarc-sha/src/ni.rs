@@ -45,6 +45,32 @@ macro_rules! rounds4 {
     }};
 }
 
+/// The 64 rounds of one block for each listed state, step by step across
+/// the states (so two states' instructions interleave): the state
+/// `(abef, cdgh)` and its five schedule words `w0`–`w4`, the first four
+/// loaded with the block. The last schedule words are not read again.
+macro_rules! rounds64 {
+    ($(($abef:ident, $cdgh:ident, $w0:ident, $w1:ident, $w2:ident, $w3:ident, $w4:ident)),+) => {{
+        $(rounds4!($abef, $cdgh, $w0, 0);)+
+        $(rounds4!($abef, $cdgh, $w1, 1);)+
+        $(rounds4!($abef, $cdgh, $w2, 2);)+
+        $(rounds4!($abef, $cdgh, $w3, 3);)+
+        $($w4 = schedule($w0, $w1, $w2, $w3); rounds4!($abef, $cdgh, $w4, 4);)+
+        $($w0 = schedule($w1, $w2, $w3, $w4); rounds4!($abef, $cdgh, $w0, 5);)+
+        $($w1 = schedule($w2, $w3, $w4, $w0); rounds4!($abef, $cdgh, $w1, 6);)+
+        $($w2 = schedule($w3, $w4, $w0, $w1); rounds4!($abef, $cdgh, $w2, 7);)+
+        $($w3 = schedule($w4, $w0, $w1, $w2); rounds4!($abef, $cdgh, $w3, 8);)+
+        $($w4 = schedule($w0, $w1, $w2, $w3); rounds4!($abef, $cdgh, $w4, 9);)+
+        $($w0 = schedule($w1, $w2, $w3, $w4); rounds4!($abef, $cdgh, $w0, 10);)+
+        $($w1 = schedule($w2, $w3, $w4, $w0); rounds4!($abef, $cdgh, $w1, 11);)+
+        $($w2 = schedule($w3, $w4, $w0, $w1); rounds4!($abef, $cdgh, $w2, 12);)+
+        $($w3 = schedule($w4, $w0, $w1, $w2); rounds4!($abef, $cdgh, $w3, 13);)+
+        $($w4 = schedule($w0, $w1, $w2, $w3); rounds4!($abef, $cdgh, $w4, 14);)+
+        $($w0 = schedule($w1, $w2, $w3, $w4); rounds4!($abef, $cdgh, $w0, 15);)+
+        $(let _ = (&mut $w1, &mut $w2, &mut $w3, &mut $w4);)+
+    }};
+}
+
 /// The four message words of a 64-byte block, byte-swapped.
 macro_rules! load4 {
     ($block:expr, $mask:expr) => {{
@@ -104,36 +130,7 @@ unsafe fn block1(state: (&mut __m128i, &mut __m128i), block: &[u8], mask: __m128
     let (mut abef, mut cdgh) = (*state.0, *state.1);
     let (mut w0, mut w1, mut w2, mut w3) = load4!(block, mask);
     let mut w4: __m128i;
-    rounds4!(abef, cdgh, w0, 0);
-    rounds4!(abef, cdgh, w1, 1);
-    rounds4!(abef, cdgh, w2, 2);
-    rounds4!(abef, cdgh, w3, 3);
-    w4 = schedule(w0, w1, w2, w3);
-    rounds4!(abef, cdgh, w4, 4);
-    w0 = schedule(w1, w2, w3, w4);
-    rounds4!(abef, cdgh, w0, 5);
-    w1 = schedule(w2, w3, w4, w0);
-    rounds4!(abef, cdgh, w1, 6);
-    w2 = schedule(w3, w4, w0, w1);
-    rounds4!(abef, cdgh, w2, 7);
-    w3 = schedule(w4, w0, w1, w2);
-    rounds4!(abef, cdgh, w3, 8);
-    w4 = schedule(w0, w1, w2, w3);
-    rounds4!(abef, cdgh, w4, 9);
-    w0 = schedule(w1, w2, w3, w4);
-    rounds4!(abef, cdgh, w0, 10);
-    w1 = schedule(w2, w3, w4, w0);
-    rounds4!(abef, cdgh, w1, 11);
-    w2 = schedule(w3, w4, w0, w1);
-    rounds4!(abef, cdgh, w2, 12);
-    w3 = schedule(w4, w0, w1, w2);
-    rounds4!(abef, cdgh, w3, 13);
-    w4 = schedule(w0, w1, w2, w3);
-    rounds4!(abef, cdgh, w4, 14);
-    w0 = schedule(w1, w2, w3, w4);
-    rounds4!(abef, cdgh, w0, 15);
-    // The last rounds' schedule words are not read again.
-    let _ = (&mut w0, &mut w1, &mut w2, &mut w3, &mut w4);
+    rounds64!((abef, cdgh, w0, w1, w2, w3, w4));
     *state.0 = _mm_add_epi32(abef, *state.0);
     *state.1 = _mm_add_epi32(cdgh, *state.1);
 }
@@ -153,65 +150,10 @@ unsafe fn block2(
     let (mut a_w0, mut a_w1, mut a_w2, mut a_w3) = load4!(block_a, mask);
     let (mut b_w0, mut b_w1, mut b_w2, mut b_w3) = load4!(block_b, mask);
     let (mut a_w4, mut b_w4): (__m128i, __m128i);
-    rounds4!(a_abef, a_cdgh, a_w0, 0);
-    rounds4!(b_abef, b_cdgh, b_w0, 0);
-    rounds4!(a_abef, a_cdgh, a_w1, 1);
-    rounds4!(b_abef, b_cdgh, b_w1, 1);
-    rounds4!(a_abef, a_cdgh, a_w2, 2);
-    rounds4!(b_abef, b_cdgh, b_w2, 2);
-    rounds4!(a_abef, a_cdgh, a_w3, 3);
-    rounds4!(b_abef, b_cdgh, b_w3, 3);
-    a_w4 = schedule(a_w0, a_w1, a_w2, a_w3);
-    rounds4!(a_abef, a_cdgh, a_w4, 4);
-    b_w4 = schedule(b_w0, b_w1, b_w2, b_w3);
-    rounds4!(b_abef, b_cdgh, b_w4, 4);
-    a_w0 = schedule(a_w1, a_w2, a_w3, a_w4);
-    rounds4!(a_abef, a_cdgh, a_w0, 5);
-    b_w0 = schedule(b_w1, b_w2, b_w3, b_w4);
-    rounds4!(b_abef, b_cdgh, b_w0, 5);
-    a_w1 = schedule(a_w2, a_w3, a_w4, a_w0);
-    rounds4!(a_abef, a_cdgh, a_w1, 6);
-    b_w1 = schedule(b_w2, b_w3, b_w4, b_w0);
-    rounds4!(b_abef, b_cdgh, b_w1, 6);
-    a_w2 = schedule(a_w3, a_w4, a_w0, a_w1);
-    rounds4!(a_abef, a_cdgh, a_w2, 7);
-    b_w2 = schedule(b_w3, b_w4, b_w0, b_w1);
-    rounds4!(b_abef, b_cdgh, b_w2, 7);
-    a_w3 = schedule(a_w4, a_w0, a_w1, a_w2);
-    rounds4!(a_abef, a_cdgh, a_w3, 8);
-    b_w3 = schedule(b_w4, b_w0, b_w1, b_w2);
-    rounds4!(b_abef, b_cdgh, b_w3, 8);
-    a_w4 = schedule(a_w0, a_w1, a_w2, a_w3);
-    rounds4!(a_abef, a_cdgh, a_w4, 9);
-    b_w4 = schedule(b_w0, b_w1, b_w2, b_w3);
-    rounds4!(b_abef, b_cdgh, b_w4, 9);
-    a_w0 = schedule(a_w1, a_w2, a_w3, a_w4);
-    rounds4!(a_abef, a_cdgh, a_w0, 10);
-    b_w0 = schedule(b_w1, b_w2, b_w3, b_w4);
-    rounds4!(b_abef, b_cdgh, b_w0, 10);
-    a_w1 = schedule(a_w2, a_w3, a_w4, a_w0);
-    rounds4!(a_abef, a_cdgh, a_w1, 11);
-    b_w1 = schedule(b_w2, b_w3, b_w4, b_w0);
-    rounds4!(b_abef, b_cdgh, b_w1, 11);
-    a_w2 = schedule(a_w3, a_w4, a_w0, a_w1);
-    rounds4!(a_abef, a_cdgh, a_w2, 12);
-    b_w2 = schedule(b_w3, b_w4, b_w0, b_w1);
-    rounds4!(b_abef, b_cdgh, b_w2, 12);
-    a_w3 = schedule(a_w4, a_w0, a_w1, a_w2);
-    rounds4!(a_abef, a_cdgh, a_w3, 13);
-    b_w3 = schedule(b_w4, b_w0, b_w1, b_w2);
-    rounds4!(b_abef, b_cdgh, b_w3, 13);
-    a_w4 = schedule(a_w0, a_w1, a_w2, a_w3);
-    rounds4!(a_abef, a_cdgh, a_w4, 14);
-    b_w4 = schedule(b_w0, b_w1, b_w2, b_w3);
-    rounds4!(b_abef, b_cdgh, b_w4, 14);
-    a_w0 = schedule(a_w1, a_w2, a_w3, a_w4);
-    rounds4!(a_abef, a_cdgh, a_w0, 15);
-    b_w0 = schedule(b_w1, b_w2, b_w3, b_w4);
-    rounds4!(b_abef, b_cdgh, b_w0, 15);
-    // The last rounds' schedule words are not read again.
-    let _ = (&mut a_w0, &mut a_w1, &mut a_w2, &mut a_w3, &mut a_w4);
-    let _ = (&mut b_w0, &mut b_w1, &mut b_w2, &mut b_w3, &mut b_w4);
+    rounds64!(
+        (a_abef, a_cdgh, a_w0, a_w1, a_w2, a_w3, a_w4),
+        (b_abef, b_cdgh, b_w0, b_w1, b_w2, b_w3, b_w4)
+    );
     *a.0 = _mm_add_epi32(a_abef, *a.0);
     *a.1 = _mm_add_epi32(a_cdgh, *a.1);
     *b.0 = _mm_add_epi32(b_abef, *b.0);
