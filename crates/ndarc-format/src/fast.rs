@@ -18,8 +18,8 @@ use std::cmp::Ordering;
 use ndarc_json::{safe_integer, RawStr, Scalar, Scanner};
 
 use crate::catalogue::{self, Affinity};
-use crate::hash::Digest32;
-use crate::key::{KeyPart, RowKey};
+use crate::hash::{self, Digest32};
+use crate::key::{cmp_number_zero, KeyPart, RowKey};
 use crate::part::{Anchors, Body, LineSummary, Plan, RowColumn, RowsPart, TablePlan};
 use crate::report::LineRef;
 
@@ -155,17 +155,8 @@ fn scan(
     let mut last_rowid: Option<i64> = None;
     let mut prev_pk: Vec<Cell<'_>> = Vec::new();
     let mut pk: Vec<Cell<'_>> = Vec::new();
-    let mut part = RowsPart {
-        index: Some(index),
-        table: 0,
-        rows: 0,
-        first_index: None,
-        last_index: None,
-        first_key: None,
-        last_key: None,
-        ordered: true,
-        row_digests: Vec::new(),
-    };
+    // The table is set from the first item.
+    let mut part = RowsPart::new(Some(index), 0);
     loop {
         let item_at = s.pos();
         s.eat_bytes(br#"{"index":"#)?;
@@ -272,24 +263,10 @@ fn scan(
         // canonical text, so the rowid as written is the rowid as the
         // digest writes it. Hashed below, two streams at a time.
         let row = &bytes[row_start..row_end];
-        let n = match rowid {
-            Some(id) => ndarc_sha::push_message(
-                &mut scratch.messages,
-                &[
-                    b"{\"row\":",
-                    row,
-                    b",\"rowid\":",
-                    id.text().as_bytes(),
-                    b",\"table\":",
-                    &tp.name_json,
-                    b"}",
-                ],
-            ),
-            None => ndarc_sha::push_message(
-                &mut scratch.messages,
-                &[b"{\"row\":", row, b",\"table\":", &tp.name_json, b"}"],
-            ),
-        };
+        let n = ndarc_sha::push_message(
+            &mut scratch.messages,
+            &hash::row_content_pieces(row, rowid.map(|id| id.text().as_bytes()), &tp.name_json),
+        );
         scratch.blocks.push(n);
         match s.peek()? {
             b',' => s.eat(b',')?,
@@ -470,7 +447,7 @@ fn cmp_key(a: &[Cell<'_>], b: &[Cell<'_>]) -> Ordering {
             {
                 x.raw().as_bytes().cmp(y.raw().as_bytes())
             }
-            _ => RowKey::Primary(vec![key_part(x)]).cmp_sqlite(&RowKey::Primary(vec![key_part(y)])),
+            _ => cmp_number_zero(&key_part(x), &key_part(y)),
         };
         if o != Ordering::Equal {
             return o;

@@ -88,8 +88,9 @@ impl RowKey {
     }
 }
 
-// -0 and 0 are one value to SQLite.
-fn cmp_number_zero(a: &KeyPart, b: &KeyPart) -> Ordering {
+/// Two key parts in SQLite order, -0 and 0 being one value (the
+/// comparison [`RowKey::cmp_sqlite`] makes part by part).
+pub(crate) fn cmp_number_zero(a: &KeyPart, b: &KeyPart) -> Ordering {
     match (a, b) {
         (KeyPart::Number(x), KeyPart::Number(y)) => x.partial_cmp(y).unwrap_or(Ordering::Equal),
         _ => a.cmp_sqlite(b),

@@ -256,6 +256,23 @@ pub struct RowsPart {
     pub row_digests: Vec<Digest32>,
 }
 
+impl RowsPart {
+    /// A part of `table` with no rows yet.
+    pub fn new(index: Option<u64>, table: usize) -> RowsPart {
+        RowsPart {
+            index,
+            table,
+            rows: 0,
+            first_index: None,
+            last_index: None,
+            first_key: None,
+            last_key: None,
+            ordered: true,
+            row_digests: Vec::new(),
+        }
+    }
+}
+
 /// Which binary list an item belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum BinaryKind {
@@ -586,17 +603,8 @@ fn check_rows(
     };
     let tp = &plan.tables[table];
     let tname = &plan.manifest.tables[table].name;
-    let mut part = RowsPart {
-        index,
-        table,
-        rows: 0,
-        first_index: None,
-        last_index: None,
-        first_key: None,
-        last_key: None,
-        ordered: true,
-        row_digests: Vec::with_capacity(items.len()),
-    };
+    let mut part = RowsPart::new(index, table);
+    part.row_digests.reserve(items.len());
     let mut canon = Vec::with_capacity(256);
     let mut p = String::with_capacity(16);
     let mut prev_index: Option<u64> = None;
