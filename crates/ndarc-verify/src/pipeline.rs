@@ -106,28 +106,23 @@ fn framed<'a>(
     limit: usize,
     c: &mut Vec<Finding>,
 ) -> Option<RawLine<'a>> {
+    // A line over the limit keeps only its digest and length.
+    let digest_only = |raw: &[u8]| RawLine {
+        line,
+        offset,
+        raw_digest: Some(sha256(raw)),
+        bytes: Cow::Borrowed(&[]),
+        too_long: Some(raw.len() as u64),
+        framing: Vec::new(),
+    };
     // A line longer than the limit even without a CR is not looked into
     // (a stream reader skips it unread), so both readers report the same.
     if raw.len() > limit + 1 {
-        return Some(RawLine {
-            line,
-            offset,
-            raw_digest: Some(sha256(&raw)),
-            bytes: Cow::Borrowed(&[]),
-            too_long: Some(raw.len() as u64),
-            framing: Vec::new(),
-        });
+        return Some(digest_only(&raw));
     }
     let len = frame(line, offset, &raw, c)?;
     if len > limit {
-        return Some(RawLine {
-            line,
-            offset,
-            raw_digest: Some(sha256(&raw)),
-            bytes: Cow::Borrowed(&[]),
-            too_long: Some(raw.len() as u64),
-            framing: Vec::new(),
-        });
+        return Some(digest_only(&raw));
     }
     let raw_digest = (len < raw.len()).then(|| sha256(&raw));
     let bytes = match raw {
