@@ -357,6 +357,9 @@ fn narrow_shape_is_narrow() {
         }
     }
     assert!(texts > 1000, "{texts} text cells");
-    assert!(non_ascii * 3 > texts, "{non_ascii} of {texts} text cells are non-ASCII");
+    assert!(
+        non_ascii * 3 > texts,
+        "{non_ascii} of {texts} text cells are non-ASCII"
+    );
     assert!(negative > 300, "{negative} negative integers");
 }
