@@ -49,10 +49,14 @@ impl Collector {
         }
     }
 
-    /// Counts findings that a per-line limit dropped (all errors: a line
-    /// drops findings only after many).
+    /// Counts errors that a per-line limit dropped.
     pub fn dropped(&mut self, n: u64) {
         self.errors += n;
+    }
+
+    /// Counts warnings that a per-line limit dropped: they stay warnings.
+    pub fn dropped_warnings(&mut self, n: u64) {
+        self.warnings += n;
     }
 
     /// Whether the kept list is full.
@@ -68,8 +72,10 @@ struct TableState {
     unordered: bool,
     over_reported: bool,
     index_reported: bool,
-    /// (line, offset) of each part of the table, for the duplicate re-scan.
-    parts: Vec<(u64, u64)>,
+    /// The table's parts, as runs of consecutive lines, for the duplicate
+    /// re-scan: one run per table in a well-formed archive, so memory does
+    /// not grow with the number of parts.
+    parts: Vec<PartRun>,
 }
 
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Clone, Copy)]
@@ -100,8 +106,20 @@ pub struct Outcome {
     pub parts: u64,
     /// Tables whose rows were out of key order: their duplicate keys must be
     /// found by re-reading their parts ([`rescan_duplicates`]). Each entry is
-    /// a table position and the (line, offset) of its parts.
-    pub rescan: Vec<(usize, Vec<(u64, u64)>)>,
+    /// a table position and the runs of its part lines.
+    pub rescan: Vec<(usize, Vec<PartRun>)>,
+}
+
+/// Consecutive part lines of one table: `count` lines from line `line`,
+/// which starts at byte `offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartRun {
+    /// Line number of the first part.
+    pub line: u64,
+    /// Byte offset of the first part.
+    pub offset: u64,
+    /// Number of part lines.
+    pub count: u64,
 }
 
 /// The sequential half of verification: feed it the manifest, then every
@@ -231,6 +249,7 @@ impl Assembler {
             self.findings.push(f);
         }
         self.findings.dropped(s.dropped);
+        self.findings.dropped_warnings(s.dropped_warnings);
         let pos = (s.line, s.offset);
         let anchors = s.anchors;
         if self.closing.is_some() {
@@ -332,7 +351,14 @@ impl Assembler {
         if r.last_key.is_some() {
             st.last_key = r.last_key;
         }
-        st.parts.push(pos);
+        match st.parts.last_mut() {
+            Some(run) if run.line + run.count == pos.0 => run.count += 1,
+            _ => st.parts.push(PartRun {
+                line: pos.0,
+                offset: pos.1,
+                count: 1,
+            }),
+        }
         for (code, p, msg) in pending {
             self.at_line(pos, anchors, code, p, msg);
         }
@@ -418,7 +444,30 @@ impl Assembler {
     /// Ends the pass at `eof` (the line where a closing would be, and the
     /// file's length): cross-checks counts, binaries, `partCount` and both
     /// hashes, and returns what the closing says.
-    pub fn finish(mut self, eof: (u64, u64)) -> (Outcome, Collector) {
+    pub fn finish(self, eof: (u64, u64)) -> (Outcome, Collector) {
+        self.finish_with(eof, true)
+    }
+
+    /// Ends a verification that stopped early (at the error limit, or on
+    /// framing broken beyond recovery): the hashes are computed over what
+    /// was fed, but what was never read is not reported as missing.
+    pub fn finish_stopped(self, eof: (u64, u64)) -> (Outcome, Collector) {
+        self.finish_with(eof, false)
+    }
+
+    fn finish_with(mut self, eof: (u64, u64), complete: bool) -> (Outcome, Collector) {
+        let content_hash = self.content.clone().finish();
+        let archive_hash = self.archive.clone().finish();
+        if !complete {
+            let outcome = Outcome {
+                closing: self.closing.take().map(|c| c.0),
+                content_hash,
+                archive_hash,
+                parts: self.parts,
+                rescan: Vec::new(),
+            };
+            return (outcome, self.findings);
+        }
         for t in 0..self.tables.len() {
             let count = self.manifest().tables[t].count;
             let rows = self.tables[t].rows;
@@ -455,8 +504,6 @@ impl Assembler {
                 self.at_manifest(Code::BinaryMissing, format!("/{list}/{i}"), msg);
             }
         }
-        let content_hash = self.content.clone().finish();
-        let archive_hash = self.archive.clone().finish();
         let declared = self.manifest().part_count;
         if declared != self.parts {
             let parts = self.parts;
@@ -512,7 +559,7 @@ impl Assembler {
             .tables
             .iter_mut()
             .enumerate()
-            .filter(|(_, t)| t.unordered && t.parts.len() > 1)
+            .filter(|(_, t)| t.unordered && t.parts.iter().map(|r| r.count).sum::<u64>() > 1)
             .map(|(i, t)| (i, std::mem::take(&mut t.parts)))
             .collect();
         let outcome = Outcome {

@@ -309,6 +309,7 @@ fn scan(
         body: Body::Rows(Box::new(part)),
         findings: Vec::new(),
         dropped: 0,
+        dropped_warnings: 0,
     })
 }
 

@@ -25,7 +25,7 @@ pub mod manifest;
 pub mod part;
 pub mod report;
 
-pub use assemble::{rescan_duplicates, Assembler, Collector, Outcome};
+pub use assemble::{rescan_duplicates, Assembler, Collector, Outcome, PartRun};
 pub use catalogue::Affinity;
 pub use code::{Code, Severity};
 pub use finding::{pointer, Finding};

@@ -128,8 +128,10 @@ pub struct LineSummary {
     pub body: Body,
     /// Findings of the line rules.
     pub findings: Vec<Finding>,
-    /// Findings not kept because of the per-line limit.
+    /// Errors not kept because of the per-line limit.
     pub dropped: u64,
+    /// Warnings not kept because of the per-line limit.
+    pub dropped_warnings: u64,
 }
 
 /// Offsets, within a line, of the values that the sequential rules may
@@ -439,6 +441,7 @@ fn full(plan: &Plan, at: LineRef<'_>, digest: Option<Digest32>) -> LineSummary {
         }
     };
     let anchors = Anchors::locate(at.bytes, &body);
+    let dropped_warnings = r.dropped_warnings;
     let (findings, dropped) = r.into_findings();
     LineSummary {
         line: at.line,
@@ -448,6 +451,7 @@ fn full(plan: &Plan, at: LineRef<'_>, digest: Option<Digest32>) -> LineSummary {
         body,
         findings,
         dropped,
+        dropped_warnings,
     }
 }
 

@@ -23,8 +23,11 @@ pub struct LineReport<'a> {
     /// The findings so far.
     pub findings: Vec<Finding>,
     limit: usize,
-    /// Findings not kept because the limit was reached.
+    /// Errors not kept because the limit was reached.
     pub dropped: u64,
+    /// Warnings not kept because the limit was reached (counted apart, so
+    /// that the limit never turns a warning into an error).
+    pub dropped_warnings: u64,
 }
 
 impl<'a> LineReport<'a> {
@@ -35,6 +38,7 @@ impl<'a> LineReport<'a> {
             findings: Vec::new(),
             limit,
             dropped: 0,
+            dropped_warnings: 0,
         }
     }
 
@@ -46,7 +50,7 @@ impl<'a> LineReport<'a> {
     /// Records a finding at the value `pointer` names.
     pub fn add(&mut self, code: Code, pointer: &str, message: impl Into<String>) {
         if self.findings.len() >= self.limit {
-            self.dropped += 1;
+            self.drop(code);
             return;
         }
         let rel = ndarc_json::locate(self.at.bytes, pointer).unwrap_or(0);
@@ -62,7 +66,7 @@ impl<'a> LineReport<'a> {
     /// Records a finding at a byte offset within the line.
     pub fn add_at(&mut self, code: Code, rel: usize, pointer: &str, message: impl Into<String>) {
         if self.findings.len() >= self.limit {
-            self.dropped += 1;
+            self.drop(code);
             return;
         }
         self.findings.push(Finding::new(
@@ -72,6 +76,14 @@ impl<'a> LineReport<'a> {
             pointer,
             message,
         ));
+    }
+
+    /// Counts a finding of `code` past the limit.
+    fn drop(&mut self, code: Code) {
+        match code.severity() {
+            crate::Severity::Error => self.dropped += 1,
+            crate::Severity::Warning => self.dropped_warnings += 1,
+        }
     }
 
     /// Whether any error (not warning) was recorded.
@@ -217,7 +229,8 @@ impl<'a> LineReport<'a> {
         }
     }
 
-    /// Moves the findings out.
+    /// Moves the findings out, with the number of errors dropped (see
+    /// also [`dropped_warnings`](Self::dropped_warnings)).
     pub fn into_findings(self) -> (Vec<Finding>, u64) {
         (self.findings, self.dropped)
     }

@@ -22,9 +22,11 @@
 
 #![warn(missing_docs)]
 
+pub mod lines;
 mod pipeline;
 mod push;
 mod receipt;
+mod session;
 
 use std::time::Duration;
 
@@ -33,6 +35,7 @@ pub use ndarc_format::{Code, Finding, Manifest, Severity};
 pub use pipeline::{verify_bytes, verify_path, verify_reader};
 pub use push::{PushOutcome, PushVerifier};
 pub use receipt::Receipt;
+pub use session::{read_manifest, ManifestRead, Refused, Session};
 
 /// A progress callback: (bytes done, total bytes when known).
 pub type Progress = std::sync::Arc<dyn Fn(u64, Option<u64>) + Send + Sync>;

@@ -1,15 +1,11 @@
 //! The push API: verify parts as they arrive, in any order.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
-use std::time::Instant;
 
 use ndarc_format::part::{check_line_spans, Body, RowSpans};
-use ndarc_format::{
-    check_line, check_manifest, rescan_duplicates, Assembler, Code, Collector, Digest32, Finding,
-    LineRef, LineReport, LineSummary, ManifestOptions, ManifestOutcome, Plan,
-};
+use ndarc_format::{check_line, Code, Collector, Digest32, Finding, LineRef, LineSummary};
 
+use crate::session::{read_manifest, Session};
 use crate::{Options, Report};
 
 /// What [`PushVerifier::add_part`] decided.
@@ -47,12 +43,11 @@ pub enum PushOutcome {
 /// assert!(report.is_valid(false), "{:?}", report.findings);
 /// ```
 pub struct PushVerifier {
-    plan: Arc<Plan>,
-    asm: Assembler,
+    session: Session,
+    max_line: usize,
     accepted: HashMap<u64, Digest32>,
     waiting: BTreeMap<u64, LineSummary>,
     next: u64,
-    started: Instant,
     bytes: u64,
 }
 
@@ -62,81 +57,34 @@ impl PushVerifier {
     /// format or version) — or has any error, since a server should not
     /// stage an import against a broken manifest.
     pub fn new(manifest: &[u8], options: &Options) -> Result<PushVerifier, Vec<Finding>> {
-        let mut c = Collector::new(options.max_errors.max(1));
         let at = LineRef {
             line: 1,
             offset: 0,
             bytes: manifest,
         };
-        let mut lr = LineReport::new(at, options.max_errors.max(1));
-        let mut m = None;
-        if manifest.len() > options.max_manifest_line {
-            lr.add_at(
-                Code::LineTooLong,
-                0,
-                "",
-                format!(
-                    "the manifest is {} bytes, over the limit of {}",
-                    manifest.len(),
-                    options.max_manifest_line
-                ),
-            );
-        } else {
-            match ndarc_json::parse_with(manifest, Default::default()) {
-                Err(e) => lr.add_at(
-                    Code::from(e.kind()),
-                    e.offset(),
-                    "",
-                    e.message().to_string(),
-                ),
-                Ok(p) => {
-                    if let Some(nc) = p.non_canonical_at {
-                        lr.add_at(
-                            Code::NotCanonical,
-                            nc,
-                            "",
-                            "the manifest is not canonical JSON (RFC 8785)",
-                        );
-                    }
-                    if let ManifestOutcome::Read(x) = check_manifest(
-                        &p.value,
-                        &mut lr,
-                        &ManifestOptions {
-                            formats: options.formats.clone(),
-                        },
-                    ) {
-                        m = Some(*x);
-                    }
-                }
-            }
+        // Read once to decide, then start the session (which reads it with
+        // the same result) only for a manifest without errors.
+        let read = read_manifest(at, options);
+        if read.manifest.is_none() || read.has_errors() {
+            return Err(read.findings);
         }
-        let (found, _) = lr.into_findings();
-        let errors = found.iter().any(Finding::is_error);
-        for f in &found {
-            c.push(f.clone());
-        }
-        match m {
-            Some(m) if !errors => {
-                let mut plan = Plan::new(m);
-                plan.max_findings_per_line = options.max_errors.max(1);
-                let plan = Arc::new(plan);
-                Ok(PushVerifier {
-                    asm: Assembler::new(plan.clone(), manifest, 0, c),
-                    plan,
-                    accepted: HashMap::new(),
-                    waiting: BTreeMap::new(),
-                    next: 0,
-                    started: Instant::now(),
-                    bytes: manifest.len() as u64 + 1,
-                })
-            }
-            _ => Err(found),
+        let c = Collector::new(options.max_errors.max(1));
+        match Session::start(at, None, options, c) {
+            Ok(session) => Ok(PushVerifier {
+                session,
+                max_line: options.max_line,
+                accepted: HashMap::new(),
+                waiting: BTreeMap::new(),
+                next: 0,
+                bytes: manifest.len() as u64 + 1,
+            }),
+            Err(r) => Err(r.findings.kept),
         }
     }
 
     /// The manifest.
     pub fn manifest(&self) -> &ndarc_format::Manifest {
-        &self.plan.manifest
+        self.session.manifest()
     }
 
     /// Adds the part with `index` (its bytes, without LF). Idempotent for
@@ -179,7 +127,7 @@ impl PushVerifier {
                 )])
             };
         }
-        if index >= self.plan.manifest.part_count {
+        if index >= self.session.manifest().part_count {
             return PushOutcome::Rejected(vec![Finding::new(
                 Code::PartIndex,
                 line,
@@ -187,11 +135,11 @@ impl PushVerifier {
                 "/index",
                 format!(
                     "part {index} is out of range: the manifest announces {} parts",
-                    self.plan.manifest.part_count
+                    self.session.manifest().part_count
                 ),
             )]);
         }
-        if bytes.len() > ndarc_format::MAX_PART_LINE {
+        if bytes.len() > self.max_line {
             return PushOutcome::Rejected(vec![Finding::new(
                 Code::LineTooLong,
                 line,
@@ -200,7 +148,7 @@ impl PushVerifier {
                 format!(
                     "part {index} is {} bytes, over the limit of {}",
                     bytes.len(),
-                    ndarc_format::MAX_PART_LINE
+                    self.max_line
                 ),
             )]);
         }
@@ -211,9 +159,10 @@ impl PushVerifier {
             offset: 0,
             bytes,
         };
+        let plan = self.session.plan();
         let mut s = match spans {
-            Some(spans) => check_line_spans(&self.plan, at, spans),
-            None => check_line(&self.plan, at),
+            Some(spans) => check_line_spans(plan, at, spans),
+            None => check_line(plan, at),
         };
         let digest = s.digest;
         let claimed = match &s.body {
@@ -250,7 +199,7 @@ impl PushVerifier {
         self.bytes += bytes.len() as u64 + 1;
         self.waiting.insert(index, s);
         while let Some(s) = self.waiting.remove(&self.next) {
-            self.asm.feed(s);
+            self.session.feed(s);
             self.next += 1;
         }
         PushOutcome::Accepted(warnings)
@@ -258,7 +207,7 @@ impl PushVerifier {
 
     /// Parts still missing below `partCount`.
     pub fn missing(&self) -> Vec<u64> {
-        (0..self.plan.manifest.part_count)
+        (0..self.session.manifest().part_count)
             .filter(|i| !self.accepted.contains_key(i))
             .take(1000)
             .collect()
@@ -274,7 +223,7 @@ impl PushVerifier {
     ) -> Report {
         let missing = self.missing();
         for &i in &missing {
-            self.asm.findings.push(Finding::new(
+            self.session.push(Finding::new(
                 Code::PartMissing,
                 i + 2,
                 0,
@@ -284,11 +233,11 @@ impl PushVerifier {
         }
         let waiting = std::mem::take(&mut self.waiting);
         for (_, s) in waiting {
-            self.asm.feed(s);
+            self.session.feed(s);
         }
-        let line = self.plan.manifest.part_count.saturating_add(2);
+        let line = self.session.manifest().part_count.saturating_add(2);
         let s = check_line(
-            &self.plan,
+            self.session.plan(),
             LineRef {
                 line,
                 offset: 0,
@@ -296,7 +245,7 @@ impl PushVerifier {
             },
         );
         if !matches!(s.body, Body::Closing(_)) {
-            self.asm.findings.push(Finding::new(
+            self.session.push(Finding::new(
                 Code::RecordKind,
                 line,
                 0,
@@ -304,38 +253,28 @@ impl PushVerifier {
                 "the closing bytes are not a closing record",
             ));
         } else {
-            self.asm.feed(s);
+            self.session.feed(s);
         }
         self.bytes += closing.len() as u64 + 1;
-        let (outcome, mut c) = self.asm.finish((line, 0));
-        for (t, parts) in &outcome.rescan {
-            let name = self.plan.manifest.tables[*t].name.clone();
-            let mut keys = Vec::new();
-            for &(line, _) in parts {
-                let index = line - 2;
-                match reread(index) {
-                    Some(bytes) => keys.push((line, 0, ndarc_format::part::part_keys(&self.plan, *t, &bytes))),
-                    None => c.push(Finding::new(Code::PartMissing, line, 0, "", format!("part {index} could not be re-read to look for duplicate keys of {name:?}"))),
-                }
+        let mut report = self.session.finish((line, 0), false, &mut |line, _| {
+            let index = line - 2;
+            match reread(index) {
+                Some(bytes) => Ok((bytes, 0)),
+                None => Err(Finding::new(
+                    Code::PartMissing,
+                    line,
+                    0,
+                    "",
+                    format!("part {index} could not be re-read to look for duplicate keys"),
+                )),
             }
-            rescan_duplicates(&name, keys.into_iter(), &mut c);
-        }
-        let missing_parts = !missing.is_empty();
-        Report {
-            errors: c.errors,
-            warnings: c.warnings,
-            findings: c.kept,
-            stopped: missing_parts,
-            manifest: Some(self.plan.manifest.clone()),
-            closing_hashes: outcome
-                .closing
-                .and_then(|cl| Some((cl.content_hash?, cl.archive_hash?))),
-            content_hash: Some(outcome.content_hash),
-            archive_hash: Some(outcome.archive_hash),
-            bytes: self.bytes,
-            lines: self.plan.manifest.part_count + 2,
-            parts: outcome.parts,
-            elapsed: self.started.elapsed(),
-        }
+        });
+        report.stopped = !missing.is_empty();
+        report.bytes = self.bytes;
+        report.lines = report
+            .manifest
+            .as_ref()
+            .map_or(0, |m| m.part_count.saturating_add(2));
+        report
     }
 }

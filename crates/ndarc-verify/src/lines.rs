@@ -1,0 +1,727 @@
+//! The one line source: bytes → framed lines.
+//!
+//! Every framing rule of SPEC.md §2 lives here, and nowhere else: lines end
+//! with LF, hold no CR, are not empty, the last one ends with LF too, and a
+//! line over its limit is not looked into. So does line and offset
+//! accounting, and reading "the line at this offset" again. `verify`, the
+//! push API's callers and `diff` all read through it.
+//!
+//! Three inputs are covered:
+//! - a slice in memory;
+//! - a file, read through 1 MiB buffers with `pread`, never mapped: a file
+//!   that shrinks while it is read then simply ends early (a finding),
+//!   where a memory map would kill the process with SIGBUS;
+//! - a stream, copied to an unnamed temporary file as it is read, so that
+//!   lines can be read again by offset.
+//!
+//! Lines borrow from the slice, or share the 1 MiB buffer they were read
+//! into (no copy per line), so they can be checked on other threads.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::ops::Deref;
+use std::sync::Arc;
+
+use memchr::memchr;
+use ndarc_format::{Code, Digest32, Finding};
+use sha2::{Digest, Sha256};
+
+/// Bytes read at once from a file or a stream.
+pub const CHUNK: usize = 1 << 20;
+
+/// Buffers kept for reuse once every line in them is dropped (reused
+/// buffers are not zeroed again nor faulted in again).
+const RECYCLE: usize = 96;
+
+/// What lines are read from, and read again by offset.
+pub enum Input<'a> {
+    /// Bytes in memory.
+    Slice(&'a [u8]),
+    /// A file (or the spool of a stream), read with `pread`.
+    File(File),
+}
+
+impl std::fmt::Debug for Input<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Input::Slice(b) => write!(f, "Slice({} bytes)", b.len()),
+            Input::File(file) => f.debug_tuple("File").field(file).finish(),
+        }
+    }
+}
+
+impl Input<'_> {
+    /// Reads at `offset` into `buf`; 0 at the end.
+    pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Input::Slice(b) => {
+                let start = usize::try_from(offset).unwrap_or(usize::MAX).min(b.len());
+                let n = buf.len().min(b.len() - start);
+                buf[..n].copy_from_slice(&b[start..start + n]);
+                Ok(n)
+            }
+            Input::File(f) => read_file_at(f, offset, buf),
+        }
+    }
+
+    /// The line starting at `offset`: its record bytes (without LF, and
+    /// without a CR before it), at most `limit` bytes of them, and the
+    /// offset of the next line.
+    pub fn line_at(&self, offset: u64, limit: usize) -> io::Result<(Vec<u8>, u64)> {
+        let mut out = Vec::new();
+        let mut raw_len = 0u64;
+        let mut had_lf = false;
+        if let Input::Slice(b) = self {
+            let start = usize::try_from(offset).unwrap_or(usize::MAX).min(b.len());
+            let rest = &b[start..];
+            let end = memchr(b'\n', rest).unwrap_or(rest.len());
+            had_lf = end < rest.len();
+            raw_len = end as u64;
+            out.extend_from_slice(&rest[..end.min(limit.saturating_add(1))]);
+        } else {
+            let mut chunk = vec![0u8; 64 * 1024];
+            let mut at = offset;
+            loop {
+                let n = self.read_at(at, &mut chunk)?;
+                if n == 0 {
+                    break;
+                }
+                let (take, lf) = match memchr(b'\n', &chunk[..n]) {
+                    Some(i) => (i, true),
+                    None => (n, false),
+                };
+                raw_len += take as u64;
+                let room = limit.saturating_add(1).saturating_sub(out.len());
+                out.extend_from_slice(&chunk[..take.min(room)]);
+                if lf {
+                    had_lf = true;
+                    break;
+                }
+                at += n as u64;
+            }
+        }
+        if out.last() == Some(&b'\r') {
+            out.pop();
+        }
+        out.truncate(limit);
+        Ok((out, offset + raw_len + u64::from(had_lf)))
+    }
+}
+
+#[cfg(unix)]
+fn read_file_at(f: &File, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+    use std::os::unix::fs::FileExt;
+    loop {
+        match f.read_at(buf, offset) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            r => return r,
+        }
+    }
+}
+
+#[cfg(windows)]
+fn read_file_at(f: &File, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+    use std::os::windows::fs::FileExt;
+    f.seek_read(buf, offset)
+}
+
+/// The bytes of a line: borrowed from a slice, or a range of a shared
+/// read buffer.
+#[derive(Clone)]
+pub struct LineBytes<'a>(Repr<'a>);
+
+#[derive(Clone)]
+enum Repr<'a> {
+    Borrowed(&'a [u8]),
+    Shared(Arc<Vec<u8>>, usize, usize),
+}
+
+impl Deref for LineBytes<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match &self.0 {
+            Repr::Borrowed(b) => b,
+            Repr::Shared(v, a, b) => &v[*a..*b],
+        }
+    }
+}
+
+impl std::fmt::Debug for LineBytes<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LineBytes({} bytes)", self.len())
+    }
+}
+
+/// One framed line.
+#[derive(Debug)]
+pub struct Line<'a> {
+    /// 1-based line number (empty lines count).
+    pub number: u64,
+    /// Byte offset of its first byte.
+    pub offset: u64,
+    /// The record's bytes: the line without LF and without a CR before it;
+    /// empty for a line over the limit.
+    pub bytes: LineBytes<'a>,
+    /// The line was longer than its limit: its length without LF (or, when
+    /// `length_known` is false, the bytes seen before reading stopped).
+    pub too_long: Option<u64>,
+    /// For a line over the limit: whether the whole line was read.
+    pub length_known: bool,
+    /// SHA-256 of the line as it is in the file, when that is not the
+    /// digest of `bytes` (a CR before the LF; a line over the limit).
+    /// `archiveHash` is defined over the raw bytes.
+    pub raw_digest: Option<Digest32>,
+    /// Framing findings of this line and of empty lines before it, in file
+    /// order.
+    pub framing: Vec<Finding>,
+}
+
+impl Line<'_> {
+    /// The `line_too_long` finding of this line (`what`: "manifest" or
+    /// "part").
+    pub fn too_long_finding(&self, limit: usize, what: &str) -> Finding {
+        let len = self.too_long.unwrap_or(0);
+        let size = if self.length_known {
+            format!("{len} bytes")
+        } else {
+            format!("more than {len} bytes")
+        };
+        Finding::new(
+            Code::LineTooLong,
+            self.number,
+            self.offset,
+            "",
+            format!(
+                "the {what} line is {size}, over the limit of {limit}; it was not parsed (raise the limit with {} if it is legitimate)",
+                if what == "manifest" { "--max-manifest-bytes" } else { "--max-line-bytes" }
+            ),
+        )
+    }
+}
+
+/// The `manifest_missing` finding of an empty input.
+pub fn manifest_missing() -> Finding {
+    Finding::new(
+        Code::ManifestMissing,
+        1,
+        0,
+        "",
+        "the archive is empty; its first line must be the manifest",
+    )
+}
+
+/// What a line is read from.
+enum Backing<'a> {
+    Slice(&'a [u8]),
+    File(&'a File),
+    Stream {
+        reader: Box<dyn Read + Send + 'a>,
+        spool: File,
+    },
+}
+
+/// Sequential framed lines from an [`Input`] or a stream.
+pub struct LineSource<'a> {
+    backing: Backing<'a>,
+    /// A regular file or a slice: a line over its limit can be skipped to
+    /// its end (a stream or a device may never end).
+    finite: bool,
+    total: Option<u64>,
+    /// The read buffer; `chunk[start..end]` is unread.
+    chunk: Arc<Vec<u8>>,
+    start: usize,
+    end: usize,
+    /// File offset of `chunk[end]` (files and streams).
+    read_pos: u64,
+    eof: bool,
+    recycle: VecDeque<Arc<Vec<u8>>>,
+    /// Offset of the next line.
+    pos: u64,
+    line: u64,
+    /// Findings of empty lines, reported with the next line.
+    pending: Vec<Finding>,
+    /// Reading stopped inside a line over its limit.
+    stopped: bool,
+}
+
+impl<'a> LineSource<'a> {
+    fn with(backing: Backing<'a>, finite: bool, total: Option<u64>) -> Self {
+        LineSource {
+            backing,
+            finite,
+            total,
+            chunk: Arc::new(Vec::new()),
+            start: 0,
+            end: 0,
+            read_pos: 0,
+            eof: false,
+            recycle: VecDeque::new(),
+            pos: 0,
+            line: 0,
+            pending: Vec::new(),
+            stopped: false,
+        }
+    }
+
+    /// Lines of `input`.
+    pub fn new(input: &'a Input<'_>) -> io::Result<Self> {
+        Ok(match input {
+            Input::Slice(b) => Self::with(Backing::Slice(b), true, Some(b.len() as u64)),
+            Input::File(f) => {
+                let meta = f.metadata()?;
+                let regular = meta.is_file();
+                Self::with(Backing::File(f), regular, regular.then_some(meta.len()))
+            }
+        })
+    }
+
+    /// Lines of a slice.
+    pub fn slice(data: &'a [u8]) -> Self {
+        Self::with(Backing::Slice(data), true, Some(data.len() as u64))
+    }
+
+    /// Lines of a stream, copied to an unnamed temporary file as they are
+    /// read; the returned [`Input`] reads that copy (for lines read again
+    /// by offset).
+    pub fn stream(reader: impl Read + Send + 'a) -> io::Result<(Self, Input<'static>)> {
+        let spool = tempfile::tempfile()?;
+        let again = Input::File(spool.try_clone()?);
+        let backing = Backing::Stream {
+            reader: Box::new(reader),
+            spool,
+        };
+        Ok((Self::with(backing, false, None), again))
+    }
+
+    /// Bytes consumed so far.
+    pub fn position(&self) -> u64 {
+        self.pos
+    }
+
+    /// Total size, when known.
+    pub fn total(&self) -> Option<u64> {
+        self.total
+    }
+
+    /// Lines read so far (empty ones included).
+    pub fn lines(&self) -> u64 {
+        self.line
+    }
+
+    /// Framing findings after the last line (empty lines at the end).
+    pub fn take_pending(&mut self) -> Vec<Finding> {
+        std::mem::take(&mut self.pending)
+    }
+
+    fn is_stream(&self) -> bool {
+        matches!(self.backing, Backing::Stream { .. })
+    }
+
+    /// The next non-empty line, or `None` at the end. A line over `limit`
+    /// is skipped to its end when `skip_long` (its digest is needed), or
+    /// when the input is a regular file; otherwise reading stops there
+    /// (an endless stream ends the reading at the first limit).
+    pub fn next_line(&mut self, limit: usize, skip_long: bool) -> io::Result<Option<Line<'a>>> {
+        loop {
+            if self.stopped {
+                return Ok(None);
+            }
+            let offset = self.pos;
+            let raw = match &self.backing {
+                Backing::Slice(data) => {
+                    let data: &'a [u8] = data;
+                    let start = self.pos as usize;
+                    if start >= data.len() {
+                        return Ok(None);
+                    }
+                    let (end, has_lf) = match memchr(b'\n', &data[start..]) {
+                        Some(i) => (start + i, true),
+                        None => (data.len(), false),
+                    };
+                    self.pos = (end + usize::from(has_lf)) as u64;
+                    Raw::Bytes(LineBytes(Repr::Borrowed(&data[start..end])), has_lf)
+                }
+                _ => match self.buffered(limit, skip_long || self.finite)? {
+                    Some(raw) => raw,
+                    None => return Ok(None),
+                },
+            };
+            self.line += 1;
+            if let Some(l) = self.frame(offset, raw, limit) {
+                return Ok(Some(l));
+            }
+        }
+    }
+
+    /// Applies the framing rules to a raw line; `None` for an empty line
+    /// (its finding waits for the next line).
+    fn frame(&mut self, offset: u64, raw: Raw<'a>, limit: usize) -> Option<Line<'a>> {
+        let number = self.line;
+        let has_lf = match &raw {
+            Raw::Bytes(_, lf) => *lf,
+            Raw::Long { has_lf, .. } => *has_lf,
+        };
+        if !has_lf {
+            self.pending.push(Finding::new(
+                Code::MissingFinalNewline,
+                number,
+                self.pos,
+                "",
+                if self.is_stream() {
+                    "the input does not end with LF; every line, the closing included, ends with LF (truncated?)"
+                } else {
+                    "the file does not end with LF; every line, the closing included, ends with LF (a truncated download?)"
+                },
+            ));
+        }
+        let long = |len: u64, digest: Option<Digest32>, known: bool, framing: Vec<Finding>| Line {
+            number,
+            offset,
+            bytes: LineBytes(Repr::Borrowed(&[])),
+            too_long: Some(len),
+            length_known: known,
+            raw_digest: digest,
+            framing,
+        };
+        let bytes = match raw {
+            Raw::Long {
+                len, digest, known, ..
+            } => return Some(long(len, digest, known, self.take_pending())),
+            Raw::Bytes(b, _) => b,
+        };
+        // A line longer than the limit even without a CR is not looked
+        // into (a stream is skipped unread), so every input reports the same.
+        if bytes.len() > limit.saturating_add(1) {
+            let d = sha256(&bytes);
+            return Some(long(bytes.len() as u64, Some(d), true, self.take_pending()));
+        }
+        let mut len = bytes.len();
+        let trailing = len > 0 && bytes[len - 1] == b'\r';
+        if trailing {
+            len -= 1;
+        }
+        if let Some(i) = memchr(b'\r', &bytes[..len]) {
+            self.pending.push(Finding::new(
+                Code::CarriageReturn,
+                number,
+                offset + i as u64,
+                "",
+                "a carriage return (CR) inside the line; lines are separated by LF alone and hold no CR",
+            ));
+        } else if trailing {
+            self.pending.push(Finding::new(
+                Code::CarriageReturn,
+                number,
+                offset + len as u64,
+                "",
+                "the line ends with CR LF; records are separated by LF alone",
+            ));
+        }
+        if len == 0 {
+            self.pending.push(Finding::new(
+                Code::EmptyLine,
+                number,
+                offset,
+                "",
+                "an empty line; every line is one record",
+            ));
+            return None;
+        }
+        let framing = self.take_pending();
+        if len > limit {
+            let d = sha256(&bytes);
+            return Some(long(bytes.len() as u64, Some(d), true, framing));
+        }
+        let raw_digest = (len < bytes.len()).then(|| sha256(&bytes));
+        let bytes = match bytes.0 {
+            Repr::Borrowed(b) => LineBytes(Repr::Borrowed(&b[..len])),
+            Repr::Shared(v, a, _) => LineBytes(Repr::Shared(v, a, a + len)),
+        };
+        Some(Line {
+            number,
+            offset,
+            bytes,
+            too_long: None,
+            length_known: true,
+            raw_digest,
+            framing,
+        })
+    }
+
+    /// The next raw line of a file or stream.
+    fn buffered(&mut self, limit: usize, skip: bool) -> io::Result<Option<Raw<'a>>> {
+        // Look for LF within limit + 2 bytes (a CR may precede it).
+        let window_max = limit.saturating_add(2);
+        let mut scanned = 0;
+        loop {
+            let avail = self.end - self.start;
+            let window = avail.min(window_max);
+            if let Some(i) = memchr(
+                b'\n',
+                &self.chunk[self.start + scanned..self.start + window],
+            ) {
+                let lf = self.start + scanned + i;
+                let bytes = LineBytes(Repr::Shared(self.chunk.clone(), self.start, lf));
+                self.pos += (lf - self.start) as u64 + 1;
+                self.start = lf + 1;
+                return Ok(Some(Raw::Bytes(bytes, true)));
+            }
+            scanned = window;
+            if window >= window_max {
+                break;
+            }
+            if self.eof {
+                if avail == 0 {
+                    return Ok(None);
+                }
+                let bytes = LineBytes(Repr::Shared(self.chunk.clone(), self.start, self.end));
+                self.pos += avail as u64;
+                self.start = self.end;
+                return Ok(Some(Raw::Bytes(bytes, false)));
+            }
+            self.fill(window_max)?;
+        }
+        // Over the limit.
+        if !skip {
+            self.stopped = true;
+            let seen = (self.end - self.start) as u64;
+            self.pos += seen;
+            return Ok(Some(Raw::Long {
+                len: seen,
+                digest: None,
+                known: false,
+                has_lf: true,
+            }));
+        }
+        let mut h = Sha256::new();
+        let mut len = 0u64;
+        loop {
+            if let Some(i) = memchr(b'\n', &self.chunk[self.start..self.end]) {
+                h.update(&self.chunk[self.start..self.start + i]);
+                len += i as u64;
+                self.start += i + 1;
+                self.pos += len + 1;
+                return Ok(Some(Raw::Long {
+                    len,
+                    digest: Some(h.finalize().into()),
+                    known: true,
+                    has_lf: true,
+                }));
+            }
+            h.update(&self.chunk[self.start..self.end]);
+            len += (self.end - self.start) as u64;
+            self.start = self.end;
+            if self.eof {
+                self.pos += len;
+                return Ok(Some(Raw::Long {
+                    len,
+                    digest: Some(h.finalize().into()),
+                    known: true,
+                    has_lf: false,
+                }));
+            }
+            self.fill(CHUNK)?;
+        }
+    }
+
+    /// Reads more: a fresh (or recycled) buffer gets the unread bytes, then
+    /// up to its size from the input. Lines already handed out keep the
+    /// old buffer alive.
+    fn fill(&mut self, max_line: usize) -> io::Result<()> {
+        let avail = self.end - self.start;
+        // Room for the unread part of a long line and a chunk more, within
+        // the line limit (plus a chunk).
+        let cap = if avail >= CHUNK / 2 {
+            avail
+                .saturating_mul(2)
+                .min(max_line.saturating_add(CHUNK))
+                .max(avail + CHUNK)
+        } else {
+            CHUNK
+        };
+        let mut buf = self.take_buffer(cap);
+        buf[..avail].copy_from_slice(&self.chunk[self.start..self.end]);
+        let old = std::mem::replace(&mut self.chunk, Arc::new(Vec::new()));
+        self.keep(old);
+        let mut end = avail;
+        // Files: one read (a short read is the end of the file or of what
+        // is there now). Streams: read until the buffer is full.
+        while end < buf.len() {
+            let n = match &mut self.backing {
+                Backing::Slice(_) => 0,
+                Backing::File(f) => read_file_at(f, self.read_pos, &mut buf[end..])?,
+                Backing::Stream { reader, spool } => {
+                    let n = loop {
+                        match reader.read(&mut buf[end..]) {
+                            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                            r => break r?,
+                        }
+                    };
+                    spool.write_all(&buf[end..end + n])?;
+                    n
+                }
+            };
+            self.read_pos += n as u64;
+            end += n;
+            if n == 0 {
+                self.eof = true;
+                break;
+            }
+            if matches!(self.backing, Backing::File(_)) {
+                break;
+            }
+        }
+        self.chunk = Arc::new(buf);
+        self.start = 0;
+        self.end = end;
+        Ok(())
+    }
+
+    /// A buffer of at least `cap` bytes: a recycled one that no line holds
+    /// any more, or a new one.
+    fn take_buffer(&mut self, cap: usize) -> Vec<u8> {
+        for i in 0..self.recycle.len() {
+            let fits = {
+                let a = &mut self.recycle[i];
+                Arc::get_mut(a).is_some_and(|v| v.len() >= cap)
+            };
+            if fits {
+                if let Some(mut a) = self.recycle.remove(i) {
+                    if let Some(v) = Arc::get_mut(&mut a) {
+                        return std::mem::take(v);
+                    }
+                }
+            }
+        }
+        vec![0; cap]
+    }
+
+    fn keep(&mut self, old: Arc<Vec<u8>>) {
+        if old.len() < CHUNK || old.len() > 4 * CHUNK {
+            // Do not keep the room of one long line.
+            return;
+        }
+        self.recycle.push_back(old);
+        if self.recycle.len() > RECYCLE {
+            self.recycle.pop_front();
+        }
+    }
+}
+
+enum Raw<'a> {
+    /// The line without its LF, and whether an LF ended it.
+    Bytes(LineBytes<'a>, bool),
+    /// A line over the limit, not kept.
+    Long {
+        len: u64,
+        digest: Option<Digest32>,
+        known: bool,
+        has_lf: bool,
+    },
+}
+
+fn sha256(b: &[u8]) -> Digest32 {
+    ndarc_format::hash::sha256(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Got = (u64, u64, Option<u64>, Vec<u8>, Vec<Code>);
+
+    fn collect(mut src: LineSource<'_>, limit: usize) -> (Vec<Got>, Vec<Code>) {
+        let mut out = Vec::new();
+        while let Some(l) = src.next_line(limit, true).unwrap() {
+            out.push((
+                l.number,
+                l.offset,
+                l.too_long,
+                l.bytes.to_vec(),
+                l.framing.iter().map(|f| f.code).collect(),
+            ));
+        }
+        let rest = src.take_pending().iter().map(|f| f.code).collect();
+        (out, rest)
+    }
+
+    /// The same lines and findings from a slice, a file and a stream.
+    fn all(data: &[u8], limit: usize) -> (Vec<Got>, Vec<Code>) {
+        let a = collect(LineSource::slice(data), limit);
+        let (s, _) = LineSource::stream(data).unwrap();
+        let b = collect(s, limit);
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(data).unwrap();
+        let input = Input::File(f);
+        let c = collect(LineSource::new(&input).unwrap(), limit);
+        assert_eq!(a, b, "slice and stream");
+        assert_eq!(a, c, "slice and file");
+        a
+    }
+
+    #[test]
+    fn frames_lines() {
+        let (got, rest) = all(b"ab\ncd\r\n\nlongline\nz\r\x0dy", 4);
+        use Code::*;
+        assert_eq!(
+            got,
+            vec![
+                (1, 0, None, b"ab".to_vec(), vec![]),
+                (2, 3, None, b"cd".to_vec(), vec![CarriageReturn]),
+                (4, 8, Some(8), vec![], vec![EmptyLine]),
+                (
+                    5,
+                    17,
+                    None,
+                    b"z\r\ry".to_vec(),
+                    vec![MissingFinalNewline, CarriageReturn]
+                ),
+            ]
+        );
+        assert!(rest.is_empty());
+        let (got, rest) = all(b"a\n\n\n", 4);
+        assert_eq!(got.len(), 1);
+        assert_eq!(rest, vec![EmptyLine, EmptyLine]);
+        assert_eq!(all(b"", 4), (vec![], vec![]));
+    }
+
+    #[test]
+    fn long_lines_across_chunks() {
+        let mut data = vec![b'x'; 3 * CHUNK + 5];
+        data.push(b'\n');
+        data.extend_from_slice(b"tail\n");
+        let (got, _) = all(&data, 4 * CHUNK);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].3.len(), 3 * CHUNK + 5);
+        assert_eq!(got[1].1, 3 * CHUNK as u64 + 6);
+        let (got, _) = all(&data, CHUNK);
+        assert_eq!(got[0].2, Some(3 * CHUNK as u64 + 5));
+        assert_eq!(got[1].3, b"tail");
+    }
+
+    #[test]
+    fn an_endless_line_stops_the_stream() {
+        let zeros = std::io::repeat(0).take(1 << 40);
+        let (mut s, _) = LineSource::stream(zeros).unwrap();
+        let l = s.next_line(1000, false).unwrap().unwrap();
+        assert!(l.too_long.is_some_and(|n| n > 1001), "{:?}", l.too_long);
+        assert!(!l.length_known);
+        assert!(s.next_line(1000, false).unwrap().is_none());
+    }
+
+    #[test]
+    fn line_at_reads_again() {
+        let data = b"ab\ncd\r\nlast";
+        for input in [Input::Slice(data), {
+            let mut f = tempfile::tempfile().unwrap();
+            f.write_all(data).unwrap();
+            Input::File(f)
+        }] {
+            assert_eq!(input.line_at(0, 100).unwrap(), (b"ab".to_vec(), 3));
+            assert_eq!(input.line_at(3, 100).unwrap(), (b"cd".to_vec(), 7));
+            assert_eq!(input.line_at(7, 100).unwrap(), (b"last".to_vec(), 11));
+            assert_eq!(input.line_at(0, 1).unwrap().0, b"a");
+        }
+    }
+}

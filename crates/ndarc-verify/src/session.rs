@@ -1,0 +1,282 @@
+//! One verification session: the manifest intake, the plan, the sequential
+//! rules (the assembler), the duplicate-key re-scan and the report. The
+//! file pipeline, the push API and `diff` are drivers over it.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use ndarc_format::{
+    check_manifest, rescan_duplicates, Assembler, Code, Collector, Digest32, Finding, LineRef,
+    LineReport, LineSummary, Manifest, ManifestOptions, ManifestOutcome, PartRun, Plan,
+};
+
+use crate::{Options, Report};
+
+/// What [`read_manifest`] found.
+#[derive(Debug, Default)]
+pub struct ManifestRead {
+    /// The manifest, when it is usable.
+    pub manifest: Option<Manifest>,
+    /// Findings kept (at most `max_errors`).
+    pub findings: Vec<Finding>,
+    /// Errors past the limit, not kept.
+    pub dropped: u64,
+    /// Warnings past the limit, not kept.
+    pub dropped_warnings: u64,
+}
+
+impl ManifestRead {
+    /// Whether any error was found, kept or not.
+    pub fn has_errors(&self) -> bool {
+        self.dropped > 0 || self.findings.iter().any(Finding::is_error)
+    }
+
+    /// Adds the findings and counts to `c`.
+    pub fn report_to(&self, c: &mut Collector) {
+        for f in &self.findings {
+            c.push(f.clone());
+        }
+        c.dropped(self.dropped);
+        c.dropped_warnings(self.dropped_warnings);
+    }
+}
+
+/// The only manifest intake: the manifest line `at` (its bytes without LF,
+/// its line and offset) → the manifest, if usable, and the findings.
+pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
+    let limit = options.max_errors.max(1);
+    let mut lr = LineReport::new(at, limit);
+    let manifest = if at.bytes.len() > options.max_manifest_line {
+        lr.add_at(
+            Code::LineTooLong,
+            0,
+            "",
+            format!(
+                "the manifest line is {} bytes, over the limit of {}; it was not parsed (raise the limit with --max-manifest-bytes if it is legitimate)",
+                at.bytes.len(),
+                options.max_manifest_line
+            ),
+        );
+        None
+    } else {
+        match ndarc_json::parse_with(at.bytes, Default::default()) {
+            Err(e) => {
+                lr.add_at(
+                    Code::from(e.kind()),
+                    e.offset(),
+                    "",
+                    format!("the manifest line is not JSON: {}", e.message()),
+                );
+                None
+            }
+            Ok(parsed) => {
+                if let Some(nc) = parsed.non_canonical_at {
+                    lr.add_at(Code::NotCanonical, nc, "", "the manifest line is valid JSON but not its canonical (RFC 8785) form; `ndarc canon` rewrites it");
+                }
+                match check_manifest(
+                    &parsed.value,
+                    &mut lr,
+                    &ManifestOptions {
+                        formats: options.formats.clone(),
+                    },
+                ) {
+                    ManifestOutcome::Read(m) => Some(*m),
+                    ManifestOutcome::Fatal => None,
+                }
+            }
+        }
+    };
+    let dropped_warnings = lr.dropped_warnings;
+    let (findings, dropped) = lr.into_findings();
+    ManifestRead {
+        manifest,
+        findings,
+        dropped,
+        dropped_warnings,
+    }
+}
+
+/// A verification in progress: the manifest was read; lines' summaries are
+/// fed in archive order; [`finish`](Self::finish) gives the report.
+pub struct Session {
+    plan: Arc<Plan>,
+    asm: Assembler,
+    max_errors: usize,
+    started: Instant,
+}
+
+/// How a session ended before it could read everything.
+pub struct Refused {
+    /// The findings so far.
+    pub findings: Collector,
+    /// When it started.
+    pub started: Instant,
+}
+
+impl Session {
+    /// Starts with the manifest line. `c` holds the findings so far (the
+    /// framing of the line); `raw_digest` is the line's digest when its raw
+    /// bytes differ from `at.bytes` (a CR before the LF). Refused, with the
+    /// findings, when the manifest is unusable.
+    pub fn start(
+        at: LineRef<'_>,
+        raw_digest: Option<Digest32>,
+        options: &Options,
+        mut c: Collector,
+    ) -> Result<Session, Refused> {
+        let started = Instant::now();
+        let read = read_manifest(at, options);
+        read.report_to(&mut c);
+        let Some(manifest) = read.manifest else {
+            return Err(Refused {
+                findings: c,
+                started,
+            });
+        };
+        let mut plan = Plan::new(manifest);
+        plan.max_findings_per_line = options.max_errors.max(1);
+        let plan = Arc::new(plan);
+        let mut asm =
+            Assembler::new(plan.clone(), at.bytes, at.offset, c).manifest_line_number(at.line);
+        if let Some(d) = &raw_digest {
+            asm = asm.manifest_digest(d);
+        }
+        Ok(Session {
+            plan,
+            asm,
+            max_errors: options.max_errors,
+            started,
+        })
+    }
+
+    /// The plan lines are checked against.
+    pub fn plan(&self) -> &Arc<Plan> {
+        &self.plan
+    }
+
+    /// The manifest.
+    pub fn manifest(&self) -> &Manifest {
+        &self.plan.manifest
+    }
+
+    /// Adds a finding (framing, or a driver's own).
+    pub fn push(&mut self, f: Finding) {
+        self.asm.findings.push(f);
+    }
+
+    /// Feeds the summary of the next line, in archive order.
+    pub fn feed(&mut self, s: LineSummary) {
+        self.asm.feed(s);
+    }
+
+    /// Feeds a line that was not parsed (over its limit): it still counts
+    /// as a line and a term of `archiveHash`.
+    pub fn feed_unreadable(&mut self, line: u64, offset: u64, digest: Option<Digest32>) {
+        self.asm.feed(LineSummary {
+            line,
+            offset,
+            digest: digest.unwrap_or([0; 32]),
+            anchors: Default::default(),
+            body: ndarc_format::part::Body::Unreadable,
+            findings: Vec::new(),
+            dropped: 0,
+            dropped_warnings: 0,
+        });
+    }
+
+    /// Errors so far.
+    pub fn errors(&self) -> u64 {
+        self.asm.findings.errors
+    }
+
+    /// The error limit is reached: reading should stop.
+    pub fn is_full(&self) -> bool {
+        self.asm.findings.errors >= self.max_errors as u64
+    }
+
+    /// Ends the session. `eof` is the (line, offset) after the last line;
+    /// `stopped` says the reading stopped early (nothing unread is then
+    /// reported missing, and no re-scan runs). `reread(line, offset)` gives
+    /// back a part line's record bytes and the offset of the next line, for
+    /// tables whose rows were out of key order, or the finding to report.
+    pub fn finish(
+        self,
+        eof: (u64, u64),
+        stopped: bool,
+        reread: &mut dyn FnMut(u64, u64) -> Result<(Vec<u8>, u64), Finding>,
+    ) -> Report {
+        let (outcome, mut c) = if stopped {
+            self.asm.finish_stopped(eof)
+        } else {
+            self.asm.finish(eof)
+        };
+        for (t, runs) in &outcome.rescan {
+            let name = self.plan.manifest.tables[*t].name.clone();
+            let plan = &self.plan;
+            let mut failed = Vec::new();
+            let mut todo = runs.iter();
+            // (next line, end line, its offset) of the run being read.
+            let mut cur: Option<(u64, u64, u64)> = None;
+            let keys = std::iter::from_fn(|| loop {
+                let (line, end, offset) = match &mut cur {
+                    Some(c) => c,
+                    None => {
+                        let r: &PartRun = todo.next()?;
+                        cur = Some((r.line, r.line + r.count, r.offset));
+                        continue;
+                    }
+                };
+                if *line >= *end {
+                    cur = None;
+                    continue;
+                }
+                let (l, at) = (*line, *offset);
+                *line += 1;
+                match reread(l, at) {
+                    Ok((bytes, next)) => {
+                        *offset = next;
+                        return Some((l, at, ndarc_format::part::part_keys(plan, *t, &bytes)));
+                    }
+                    Err(f) => {
+                        // The rest of the run cannot be found either.
+                        failed.push(f);
+                        cur = None;
+                    }
+                }
+            });
+            rescan_duplicates(&name, keys, &mut c);
+            for f in failed {
+                c.push(f);
+            }
+        }
+        Report {
+            errors: c.errors,
+            warnings: c.warnings,
+            findings: c.kept,
+            stopped,
+            manifest: Some(self.plan.manifest.clone()),
+            closing_hashes: outcome
+                .closing
+                .and_then(|cl| Some((cl.content_hash?, cl.archive_hash?))),
+            content_hash: Some(outcome.content_hash),
+            archive_hash: Some(outcome.archive_hash),
+            parts: outcome.parts,
+            elapsed: self.started.elapsed(),
+            ..Default::default()
+        }
+    }
+}
+
+impl Refused {
+    /// The report of a verification that could not read the manifest.
+    pub fn into_report(self) -> Report {
+        Report {
+            errors: self.findings.errors,
+            warnings: self.findings.warnings,
+            findings: self.findings.kept,
+            stopped: true,
+            elapsed: self.started.elapsed(),
+            ..Default::default()
+        }
+    }
+}
