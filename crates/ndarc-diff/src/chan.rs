@@ -6,7 +6,11 @@
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 
-use crate::side::Event;
+/// What a message weighs against the channel's budget, in bytes.
+pub(crate) trait Weight {
+    /// Bytes the message holds, roughly.
+    fn weight(&self) -> usize;
+}
 
 struct Budget {
     /// Bytes in flight, and whether the receiver is gone.
@@ -16,20 +20,20 @@ struct Budget {
 }
 
 /// The sending half.
-pub(crate) struct Sender {
-    tx: mpsc::Sender<Event>,
+pub(crate) struct Sender<T> {
+    tx: mpsc::Sender<T>,
     budget: Arc<Budget>,
 }
 
 /// The receiving half; dropping it releases a waiting sender.
-pub(crate) struct Receiver {
-    rx: mpsc::Receiver<Event>,
+pub(crate) struct Receiver<T> {
+    rx: mpsc::Receiver<T>,
     budget: Arc<Budget>,
 }
 
 /// A channel holding at most `cap` bytes of events (and always at least
 /// one event).
-pub(crate) fn channel(cap: usize) -> (Sender, Receiver) {
+pub(crate) fn channel<T: Weight>(cap: usize) -> (Sender<T>, Receiver<T>) {
     let (tx, rx) = mpsc::channel();
     let budget = Arc::new(Budget {
         state: Mutex::new((0, false)),
@@ -45,10 +49,10 @@ pub(crate) fn channel(cap: usize) -> (Sender, Receiver) {
     )
 }
 
-impl Sender {
+impl<T: Weight> Sender<T> {
     /// Sends `ev`, waiting while the budget is spent; `Err` when the
     /// receiver is gone.
-    pub(crate) fn send(&self, ev: Event) -> Result<(), ()> {
+    pub(crate) fn send(&self, ev: T) -> Result<(), ()> {
         let n = ev.weight();
         {
             let b = &self.budget;
@@ -65,9 +69,9 @@ impl Sender {
     }
 }
 
-impl Receiver {
+impl<T: Weight> Receiver<T> {
     /// The next event; `Err` when the sender is gone.
-    pub(crate) fn recv(&self) -> Result<Event, mpsc::RecvError> {
+    pub(crate) fn recv(&self) -> Result<T, mpsc::RecvError> {
         let ev = self.rx.recv()?;
         let n = ev.weight();
         if let Ok(mut s) = self.budget.state.lock() {
@@ -78,7 +82,7 @@ impl Receiver {
     }
 }
 
-impl Drop for Receiver {
+impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
         if let Ok(mut s) = self.budget.state.lock() {
             s.1 = true;

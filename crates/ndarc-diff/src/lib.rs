@@ -189,8 +189,10 @@ pub fn diff(before: Source<'_>, after: Source<'_>, opts: &Options) -> Result<Dif
     diff_labeled((&la, before), (&lb, after), opts)
 }
 
-fn open<'a>(side: Side, (name, src): (&str, Source<'a>)) -> Result<source::Input<'a>, Error> {
-    source::Input::open(src).map_err(|e| Error::Io {
+type Opened<'a> = (source::Input<'a>, Option<source::LineSource<'a>>);
+
+fn open<'a>(side: Side, (name, src): (&str, Source<'a>)) -> Result<Opened<'a>, Error> {
+    source::open(src).map_err(|e| Error::Io {
         side,
         name: name.to_string(),
         source: e,
@@ -210,19 +212,19 @@ pub fn diff_labeled(
 ) -> Result<Diff, Error> {
     let matcher = Matcher::new(opts)?;
     let (na, nb) = (before.0.to_string(), after.0.to_string());
-    let ia = open(Side::Before, before)?;
-    let ib = open(Side::After, after)?;
+    let (ia, sa) = open(Side::Before, before)?;
+    let (ib, sb) = open(Side::After, after)?;
     std::thread::scope(|s| {
         let (txa, rxa) = chan::channel(AHEAD_BYTES);
         let (txb, rxb) = chan::channel(AHEAD_BYTES);
         let (ia, ib, na2, nb2) = (&ia, &ib, &na, &nb);
         std::thread::Builder::new()
             .name("ndarc-diff-before".into())
-            .spawn_scoped(s, move || side::run(ia, Side::Before, na2, opts, txa))
+            .spawn_scoped(s, move || side::run(ia, sa, Side::Before, na2, opts, txa))
             .map_err(Error::Thread)?;
         std::thread::Builder::new()
             .name("ndarc-diff-after".into())
-            .spawn_scoped(s, move || side::run(ib, Side::After, nb2, opts, txb))
+            .spawn_scoped(s, move || side::run(ib, sb, Side::After, nb2, opts, txb))
             .map_err(Error::Thread)?;
         let max_line = opts.verify.max_line;
         let mut a = rows::Stream::new(rxa, Side::Before, &na, ia, opts.no_verify, max_line);

@@ -15,7 +15,7 @@ use crate::{Error, Matcher};
 
 /// One side's stream of row parts.
 pub(crate) struct Stream<'i, 'a> {
-    rx: crate::chan::Receiver,
+    rx: crate::chan::Receiver<Event>,
     cur: Option<PartRows>,
     pos: usize,
     pub(crate) end: Option<SideEnd>,
@@ -29,7 +29,7 @@ pub(crate) struct Stream<'i, 'a> {
 
 impl<'i, 'a> Stream<'i, 'a> {
     pub(crate) fn new(
-        rx: crate::chan::Receiver,
+        rx: crate::chan::Receiver<Event>,
         side: Side,
         name: &str,
         input: &'i Input<'a>,
@@ -145,6 +145,7 @@ impl<'i, 'a> Stream<'i, 'a> {
         let bytes = self
             .input
             .line_at(offset, self.max_line)
+            .map(|(bytes, _)| bytes)
             .map_err(|e| Error::Io {
                 side: self.side,
                 name: self.name.clone(),

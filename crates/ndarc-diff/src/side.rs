@@ -6,13 +6,14 @@
 use std::collections::HashMap;
 
 use ndarc_format::manifest::Manifest;
-use ndarc_format::{Code, Finding, LineRef, LineReport, ManifestOptions, ManifestOutcome, Plan};
-use ndarc_verify::{PushOutcome, PushVerifier, RowSpans};
+use ndarc_format::part::{check_line_spans, Body};
+use ndarc_format::{check_line, Code, Collector, Finding, LineRef, Plan};
+use ndarc_verify::{read_manifest, RowSpans, Session};
 
 use crate::key::{KeyRef, OwnedKey};
 use crate::model::Side;
 use crate::scan::{self, PartScan, Span, MISSING};
-use crate::source::{Input, LineInfo, LineReader};
+use crate::source::{Input, LineSource};
 use crate::{Error, Options};
 
 /// What rows of one table carry, on one side.
@@ -140,48 +141,18 @@ impl Ctx<'_> {
     }
 }
 
-/// Framing findings of a line (verified mode).
-fn framing(info: &LineInfo, bytes: &[u8], limit: usize, out: &mut Vec<Finding>) {
-    if let Some(len) = info.too_long {
-        out.push(Finding::new(
-            Code::LineTooLong,
-            info.number,
-            info.offset,
-            "",
-            format!("the line is {len} bytes, over the limit of {limit}"),
-        ));
-    } else if bytes.is_empty() {
-        out.push(Finding::new(
-            Code::EmptyLine,
-            info.number,
-            info.offset,
-            "",
-            "an empty line; every line is one record",
-        ));
-    }
-    if info.cr {
-        out.push(Finding::new(
-            Code::CarriageReturn,
-            info.number,
-            info.offset + bytes.len() as u64,
-            "",
-            "the line ends with CR LF; records are separated by LF alone",
-        ));
-    }
-    if !info.has_lf {
-        out.push(Finding::new(
-            Code::MissingFinalNewline,
-            info.number,
-            info.offset + bytes.len() as u64,
-            "",
-            "the input does not end with LF; every line, the closing included, ends with LF (truncated?)",
-        ));
-    }
+/// Where a line is.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LineInfo {
+    /// 1-based line number.
+    pub(crate) number: u64,
+    /// Byte offset of its first byte.
+    pub(crate) offset: u64,
 }
 
-impl Event {
+impl crate::chan::Weight for Event {
     /// Bytes an event holds, roughly, for the channel's budget.
-    pub(crate) fn weight(&self) -> usize {
+    fn weight(&self) -> usize {
         match self {
             Event::Rows(p) => {
                 p.bytes.len()
@@ -197,17 +168,30 @@ impl Event {
 /// is gone.
 pub(crate) fn run(
     input: &Input<'_>,
+    lines: Option<LineSource<'_>>,
     side: Side,
     name: &str,
     opts: &Options,
-    tx: crate::chan::Sender,
+    tx: crate::chan::Sender<Event>,
 ) {
     let ctx = Ctx {
         side,
         name: name.to_string(),
         opts,
     };
-    let event = match read(input, &ctx, &tx) {
+    let lines = match lines {
+        Some(l) => Ok(l),
+        None => LineSource::new(input),
+    };
+    let result = match lines {
+        Ok(mut lines) => read(&mut lines, input, &ctx, &tx),
+        Err(source) => Err(Error::Io {
+            side: ctx.side,
+            name: ctx.name.clone(),
+            source,
+        }),
+    };
+    let event = match result {
         Ok(Some(end)) => Event::End(end),
         Ok(None) => return,
         Err(e) => Event::Failed(Box::new(e)),
@@ -236,9 +220,10 @@ fn canonical_line(bytes: &[u8], number: u64, ctx: &Ctx<'_>) -> Result<Vec<u8>, E
 
 /// `Ok(None)` when the receiver hung up.
 fn read(
+    lines: &mut LineSource<'_>,
     input: &Input<'_>,
     ctx: &Ctx<'_>,
-    tx: &crate::chan::Sender,
+    tx: &crate::chan::Sender<Event>,
 ) -> Result<Option<SideEnd>, Error> {
     let verify = !ctx.opts.no_verify;
     let vopts = &ctx.opts.verify;
@@ -247,59 +232,58 @@ fn read(
         name: ctx.name.clone(),
         source,
     };
-    let mut lines = LineReader::new(input);
-    let mut found = Vec::new();
-    let Some((info, bytes)) = lines.next_line(vopts.max_manifest_line).map_err(io)? else {
-        return Err(ctx.invalid(
-            vec![Finding::new(
-                Code::ManifestMissing,
-                1,
-                0,
-                "",
-                "the input is empty; an archive starts with its manifest line",
-            )],
-            1,
-        ));
+    // A line over its limit ends the diff, so it is never skipped: an
+    // endless input stops at the first limit.
+    let Some(first) = lines
+        .next_line(vopts.max_manifest_line, false)
+        .map_err(io)?
+    else {
+        let mut found = lines.take_pending();
+        found.push(ndarc_verify::lines::manifest_missing());
+        return Err(ctx.invalid(found, 1));
     };
-    let (manifest, mut verifier) = if verify {
-        framing(&info, bytes, vopts.max_manifest_line, &mut found);
+    let (manifest, mut session) = if verify {
+        let mut found = first.framing.clone();
+        if first.too_long.is_some() {
+            found.push(first.too_long_finding(vopts.max_manifest_line, "manifest"));
+        }
         if !found.is_empty() {
             return Err(ctx.invalid(found, 0));
         }
-        match PushVerifier::new(bytes, vopts) {
-            Ok(v) => (v.manifest().clone(), Some(v)),
-            Err(f) => return Err(ctx.invalid(f, 0)),
+        let at = at_of(&first);
+        let read = read_manifest(at, vopts);
+        if read.manifest.is_none() || read.has_errors() {
+            return Err(ctx.invalid(read.findings, read.dropped));
+        }
+        let c = Collector::new(vopts.max_errors.max(1));
+        match Session::from_read(read, at, first.raw_digest, vopts, c) {
+            Ok(s) => (s.manifest().clone(), Some(s)),
+            Err(r) => return Err(ctx.invalid(r.findings.kept, r.findings.errors)),
         }
     } else {
-        if info.too_long.is_some() {
+        if first.too_long.is_some() {
             return Err(ctx.malformed(1, "the manifest line is over the limit"));
         }
-        let canon = canonical_line(bytes, 1, ctx)?;
-        let parsed =
-            ndarc_json::parse(&canon).map_err(|e| ctx.malformed(1, e.message().to_string()))?;
+        let canon = canonical_line(&first.bytes, 1, ctx)?;
         let at = LineRef {
             line: 1,
             offset: 0,
             bytes: &canon,
         };
-        let mut r = LineReport::new(at, 10);
-        match ndarc_format::check_manifest(
-            &parsed,
-            &mut r,
-            &ManifestOptions {
-                formats: vopts.formats.clone(),
-            },
-        ) {
-            ManifestOutcome::Read(m) => (*m, None),
-            ManifestOutcome::Fatal => {
-                let (f, _) = r.into_findings();
-                let why = f
-                    .first()
+        let read = read_manifest(at, vopts);
+        match read.manifest {
+            Some(m) => (m, None),
+            None => {
+                let why = read
+                    .findings
+                    .iter()
+                    .find(|f| f.is_error())
                     .map_or("not a manifest".to_string(), |f| f.message.clone());
                 return Err(ctx.malformed(1, why));
             }
         }
     };
+    drop(first);
     let tables = side_tables(&manifest);
     let by_name: HashMap<Vec<u8>, usize> = manifest
         .tables
@@ -316,60 +300,54 @@ fn read(
         return Ok(None);
     }
 
-    let mut part_offsets: Vec<u64> = Vec::new();
+    // Parts read so far (memory does not grow with their number).
+    let mut parts = 0u64;
     let mut last_key: Option<(usize, OwnedKey)> = None;
     // Where the verifier found the rows of the current part (verified mode).
     let mut spans = RowSpans::default();
     loop {
-        let Some((info, bytes)) = lines.next_line(vopts.max_line).map_err(io)? else {
-            let line = part_offsets.len() as u64 + 2;
-            return Err(if verify {
-                ctx.invalid(
-                    vec![Finding::new(
-                        Code::ClosingMissing,
-                        line,
-                        0,
-                        "",
-                        format!("the input ends after {} of {part_count} parts, without a closing line (truncated?)", part_offsets.len()),
-                    )],
-                    1,
-                )
-            } else {
-                ctx.malformed(line, "the input ends without a closing line")
-            });
+        let Some(line) = lines.next_line(vopts.max_line, false).map_err(io)? else {
+            let at = parts + 2;
+            let Some(mut s) = session.take() else {
+                return Err(ctx.malformed(at, "the input ends without a closing line"));
+            };
+            // The session reports what is missing, as `verify` does.
+            for f in lines.take_pending() {
+                s.push(f);
+            }
+            let eof = (lines.lines() + 1, lines.position());
+            let report = s.finish(eof, false, &mut |l, offset| reread(input, l, offset, vopts));
+            return Err(ctx.invalid(report.findings, report.errors));
+        };
+        let info = LineInfo {
+            number: line.number,
+            offset: line.offset,
         };
         if verify {
-            framing(&info, bytes, vopts.max_line, &mut found);
+            let mut found = line.framing.clone();
+            if line.too_long.is_some() {
+                found.push(line.too_long_finding(vopts.max_line, "part"));
+            }
             if !found.is_empty() {
                 return Err(ctx.invalid(found, 0));
             }
-        } else if info.too_long.is_some() {
+        } else if line.too_long.is_some() {
             return Err(ctx.malformed(info.number, "the line is over the limit"));
-        } else if bytes.is_empty() {
-            continue;
         }
-        let index = part_offsets.len() as u64;
-        if index < part_count {
-            let owned = if let Some(v) = verifier.as_mut() {
-                match v.add_part_spans(index, bytes, &mut spans) {
-                    PushOutcome::Accepted(_) | PushOutcome::Duplicate => bytes.to_vec(),
-                    PushOutcome::Rejected(f) => {
-                        let f = f
-                            .into_iter()
-                            .map(|mut f| {
-                                f.offset += info.offset;
-                                f
-                            })
-                            .collect();
-                        return Err(ctx.invalid(f, 0));
-                    }
-                }
-            } else {
-                // Not canonicalized here: cells and keys are compared by
-                // value where their bytes differ (see `Pair`).
-                bytes.to_vec()
-            };
-            part_offsets.push(info.offset);
+        let mut closing = parts >= part_count;
+        if let Some(s) = session.as_mut() {
+            // The session checks every line in file order, as `verify` does.
+            spans.clear();
+            let summary = check_line_spans(s.plan(), at_of(&line), &mut spans);
+            if summary.findings.iter().any(Finding::is_error) || summary.dropped > 0 {
+                return Err(ctx.invalid(summary.findings, summary.dropped));
+            }
+            closing = matches!(summary.body, Body::Closing(_));
+            s.feed(summary);
+        }
+        if !closing {
+            parts += 1;
+            let owned = line.bytes.to_vec();
             let part = if spans.table.is_some() {
                 Some(rows_from_spans(
                     owned,
@@ -379,6 +357,8 @@ fn read(
                     &mut last_key,
                 ))
             } else {
+                // Not canonicalized here: cells and keys are compared by
+                // value where their bytes differ (see `Pair`).
                 rows_of(owned, &info, &tables, &by_name, &mut last_key, ctx)?
             };
             if let Some(part) = part {
@@ -388,32 +368,24 @@ fn read(
             }
             continue;
         }
-        // The closing line.
-        let closing_offset = info.offset;
+        // The closing line; nothing may follow.
         let closing_line = info.number;
-        let end = if let Some(v) = verifier.take() {
-            let report = v.finish(bytes, |i| {
-                let off = *part_offsets.get(usize::try_from(i).ok()?)?;
-                input.line_at(off, vopts.max_line).ok()
-            });
+        let next = lines.next_line(vopts.max_line, false).map_err(io)?;
+        let end = if let Some(mut s) = session.take() {
+            if let Some(t) = next {
+                // The session reports it (trailing_data), as `verify` does.
+                for f in &t.framing {
+                    s.push(f.clone());
+                }
+                s.feed(check_line(s.plan(), at_of(&t)));
+            }
+            for f in lines.take_pending() {
+                s.push(f);
+            }
+            let eof = (lines.lines() + 1, lines.position());
+            let report = s.finish(eof, false, &mut |l, offset| reread(input, l, offset, vopts));
             if report.errors > 0 {
-                let f = report
-                    .findings
-                    .into_iter()
-                    .map(|mut f| {
-                        let base = match f.line {
-                            0 | 1 => 0,
-                            l if l == closing_line => closing_offset,
-                            l => usize::try_from(l - 2)
-                                .ok()
-                                .and_then(|i| part_offsets.get(i).copied())
-                                .unwrap_or(0),
-                        };
-                        f.offset += base;
-                        f
-                    })
-                    .collect();
-                return Err(ctx.invalid(f, report.errors));
+                return Err(ctx.invalid(report.findings, report.errors));
             }
             let (content_hash, archive_hash) = report.closing_hashes.unwrap_or_default();
             SideEnd {
@@ -422,7 +394,7 @@ fn read(
                 warnings: report.warnings,
             }
         } else {
-            let v = ndarc_json::parse(bytes).map_err(|e| {
+            let v = ndarc_json::parse(&line.bytes).map_err(|e| {
                 ctx.malformed(closing_line, format!("closing line: {}", e.message()))
             })?;
             let get = |n: &str| {
@@ -445,22 +417,33 @@ fn read(
                 warnings: 0,
             }
         };
-        // Nothing may follow.
-        if let Some((info, _)) = lines.next_line(vopts.max_line).map_err(io)? {
-            if verify {
-                return Err(ctx.invalid(
-                    vec![Finding::new(
-                        Code::TrailingData,
-                        info.number,
-                        info.offset,
-                        "",
-                        "bytes after the closing line",
-                    )],
-                    1,
-                ));
-            }
-        }
         return Ok(Some(end));
+    }
+}
+
+/// A part line read again for the duplicate-key re-scan.
+fn reread(
+    input: &Input<'_>,
+    line: u64,
+    offset: u64,
+    vopts: &ndarc_verify::Options,
+) -> Result<(Vec<u8>, u64), Finding> {
+    input.line_at(offset, vopts.max_line).map_err(|e| {
+        Finding::new(
+            Code::PartMissing,
+            line,
+            offset,
+            "",
+            format!("the line could not be re-read to look for duplicate keys: {e}"),
+        )
+    })
+}
+
+fn at_of<'l>(line: &'l ndarc_verify::lines::Line<'_>) -> LineRef<'l> {
+    LineRef {
+        line: line.number,
+        offset: line.offset,
+        bytes: &line.bytes,
     }
 }
 

@@ -62,14 +62,12 @@ impl PushVerifier {
             offset: 0,
             bytes: manifest,
         };
-        // Read once to decide, then start the session (which reads it with
-        // the same result) only for a manifest without errors.
         let read = read_manifest(at, options);
         if read.manifest.is_none() || read.has_errors() {
             return Err(read.findings);
         }
         let c = Collector::new(options.max_errors.max(1));
-        match Session::start(at, None, options, c) {
+        match Session::from_read(read, at, None, options, c) {
             Ok(session) => Ok(PushVerifier {
                 session,
                 max_line: options.max_line,

@@ -122,10 +122,22 @@ impl Session {
         at: LineRef<'_>,
         raw_digest: Option<Digest32>,
         options: &Options,
+        c: Collector,
+    ) -> Result<Session, Refused> {
+        let read = read_manifest(at, options);
+        Session::from_read(read, at, raw_digest, options, c)
+    }
+
+    /// [`start`](Self::start) with the manifest already read by
+    /// [`read_manifest`] (for a driver that refuses a manifest with errors).
+    pub fn from_read(
+        read: ManifestRead,
+        at: LineRef<'_>,
+        raw_digest: Option<Digest32>,
+        options: &Options,
         mut c: Collector,
     ) -> Result<Session, Refused> {
         let started = Instant::now();
-        let read = read_manifest(at, options);
         read.report_to(&mut c);
         let Some(manifest) = read.manifest else {
             return Err(Refused {

@@ -236,7 +236,7 @@ fn one_job_and_a_line_over_64_mib_ends() {
             2048,
         );
         assert_eq!(r.code, Some(1), "{r:?}");
-        assert!(r.stdout.contains(":2:0: json_syntax:"), "{}", r.stdout);
+        assert!(r.stdout.contains(":2:1244: json_syntax:"), "{}", r.stdout);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
