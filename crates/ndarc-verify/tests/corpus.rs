@@ -8,6 +8,9 @@
 //!   (and pointer and offset where given), every code of `also`, and no code
 //!   outside `code` + `also` + `allow` (floods of consequences fail).
 //! - `verify_reader` gives exactly the findings of `verify_bytes`.
+//! - Every invalid archive without a framing fault, pushed line by line
+//!   through the push API, is refused (warning fixtures accepted), with its
+//!   code.
 //! - Every `Code` is covered by a fixture or a push-API test here, and so is
 //!   every code SPEC.md's tables name.
 
@@ -593,4 +596,94 @@ fn reader_skips_a_line_longer_than_its_buffer() {
     if let Some(p) = reader_agrees(&data, &o, &r) {
         panic!("{p}");
     }
+}
+
+/// Codes of framing, which the push API cannot be sent (it receives lines
+/// without their LF): fixtures of these codes are not pushed.
+const FRAMING: &[&str] = &[
+    "carriage_return",
+    "empty_line",
+    "missing_final_newline",
+    "trailing_data",
+    "manifest_missing",
+    "closing_missing",
+];
+
+/// Every invalid fixture pushed through the push API, line by line in
+/// order: an error fixture is refused (manifest, part or report), a warning
+/// fixture is accepted with no error, and the sidecar's code (or one of
+/// its `also`, when a part is refused before the rule spanning parts can
+/// see it) is among what the push API reports.
+#[test]
+fn invalid_archives_are_refused_by_the_push_api() {
+    let mut failures = Vec::new();
+    let mut pushed = 0;
+    for (name, path) in fixtures("invalid") {
+        let data = std::fs::read(&path).unwrap();
+        let s = sidecar(&path);
+        if FRAMING.contains(&s.code.as_str())
+            || FRAMING.iter().any(|c| s.also.iter().any(|a| a == c))
+        {
+            continue;
+        }
+        let Some(code) = Code::from_name(&s.code) else {
+            continue;
+        };
+        let body = data.strip_suffix(b"\n").unwrap_or(&data);
+        let lines: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
+        if lines.len() < 2 || lines.iter().any(|l| l.is_empty() || l.contains(&b'\r')) {
+            continue;
+        }
+        pushed += 1;
+        let mut found: Vec<Finding> = Vec::new();
+        let mut errors = false;
+        match PushVerifier::new(lines[0], &s.options) {
+            Err(f) => {
+                errors = f.iter().any(Finding::is_error);
+                found.extend(f);
+            }
+            Ok(mut v) => {
+                let parts = &lines[1..lines.len() - 1];
+                for (i, part) in parts.iter().enumerate() {
+                    match v.add_part(i as u64, part) {
+                        PushOutcome::Accepted(w) => found.extend(w),
+                        PushOutcome::Duplicate => {}
+                        PushOutcome::Rejected(f) => {
+                            errors = true;
+                            found.extend(f);
+                        }
+                    }
+                }
+                let r = v.finish(lines[lines.len() - 1], |i| {
+                    parts.get(i as usize).map(|p| p.to_vec())
+                });
+                errors |= r.errors > 0;
+                found.extend(r.findings);
+            }
+        }
+        let codes: BTreeSet<Code> = found.iter().map(|f| f.code).collect();
+        let problem = match code.severity() {
+            Severity::Error if !errors => Some("accepted"),
+            Severity::Warning if errors => Some("refused a warning fixture"),
+            _ if !codes.contains(&code)
+                && !s
+                    .also
+                    .iter()
+                    .any(|a| Code::from_name(a).is_some_and(|c| codes.contains(&c))) =>
+            {
+                Some("does not report the code")
+            }
+            _ => None,
+        };
+        if let Some(p) = problem {
+            failures.push(format!("{name}: push {p}:{}", show(&found)));
+        }
+    }
+    assert!(pushed > 150, "only {pushed} fixtures pushed");
+    assert!(
+        failures.is_empty(),
+        "{} fixture(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
