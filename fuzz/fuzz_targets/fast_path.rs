@@ -16,7 +16,7 @@ use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 use ndarc_format::hash::sha256;
 use ndarc_format::part::{check_line_fast, check_line_full, check_line_spans, RowSpans};
-use ndarc_format::{check_manifest, LineRef, LineReport, ManifestOptions, ManifestOutcome, Plan};
+use ndarc_format::{LineRef, Plan};
 use ndarc_fuzz::{archive, edit};
 
 /// The plan of a (valid, generated) manifest, cached by its bytes.
@@ -26,20 +26,15 @@ fn plan(manifest: &[u8]) -> Arc<Plan> {
     if let Some(p) = cache.lock().unwrap().get(manifest) {
         return p.clone();
     }
-    let value = ndarc_json::parse(manifest).expect("generated manifest parses");
-    let mut r = LineReport::new(
-        LineRef {
-            line: 1,
-            offset: 0,
-            bytes: manifest,
-        },
-        100,
-    );
-    let ManifestOutcome::Read(m) = check_manifest(&value, &mut r, &ManifestOptions::default())
-    else {
+    let at = LineRef {
+        line: 1,
+        offset: 0,
+        bytes: manifest,
+    };
+    let Some(m) = ndarc_verify::read_manifest(at, &Default::default()).manifest else {
         panic!("generated manifest not read");
     };
-    let p = Arc::new(Plan::new(*m));
+    let p = Arc::new(Plan::new(m));
     cache.lock().unwrap().insert(manifest.to_vec(), p.clone());
     p
 }

@@ -7,22 +7,19 @@ use std::path::Path;
 
 use ndarc_format::hash::sha256;
 use ndarc_format::part::{check_line_fast, check_line_full, check_line_spans, Body, RowSpans};
-use ndarc_format::{check_manifest, LineRef, LineReport, ManifestOptions, ManifestOutcome, Plan};
+use ndarc_format::{LineRef, Plan};
 use ndarc_testkit::{generate_vec, GenOptions, Rows};
 
-/// The plan a verifier derives from a manifest line, if it can.
+/// The plan a verifier derives from a manifest line, if it can (through
+/// the one manifest intake).
 fn plan_of(manifest: &[u8]) -> Option<Plan> {
-    let value = ndarc_json::parse(manifest).ok()?;
     let at = LineRef {
         line: 1,
         offset: 0,
         bytes: manifest,
     };
-    let mut r = LineReport::new(at, 100);
-    match check_manifest(&value, &mut r, &ManifestOptions::default()) {
-        ManifestOutcome::Read(m) => Some(Plan::new(*m)),
-        ManifestOutcome::Fatal => None,
-    }
+    let read = ndarc_verify::read_manifest(at, &Default::default());
+    read.manifest.map(Plan::new)
 }
 
 /// Compares the two paths on one line; true when the fast path took it.

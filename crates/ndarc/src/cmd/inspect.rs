@@ -3,9 +3,7 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
-use ndarc_format::{
-    check_manifest, LineRef, LineReport, Manifest, ManifestOptions, ManifestOutcome,
-};
+use ndarc_format::LineRef;
 
 use crate::exit::{CmdResult, Failure, Status};
 use crate::io::is_stdio;
@@ -171,25 +169,34 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
     };
     let parsed = ndarc_json::parse(&ends.manifest)
         .map_err(|e| Failure::new(format!("{name}: line 1 is not JSON: {e}")))?;
-    let mut r = LineReport::new(
+    // The one manifest intake; inspect does not judge canonical form.
+    let read = ndarc_verify::read_manifest(
         LineRef {
             line: 1,
             offset: 0,
             bytes: &ends.manifest,
         },
-        1000,
+        &ndarc_verify::Options {
+            max_errors: 1000,
+            max_manifest_line: usize::MAX,
+            ..Default::default()
+        },
     );
-    let manifest: Manifest = match check_manifest(&parsed, &mut r, &ManifestOptions::default()) {
-        ManifestOutcome::Read(m) => *m,
-        ManifestOutcome::Fatal => {
-            let (f, _) = r.into_findings();
-            let why = f.first().map_or("not a manifest".to_string(), |f| {
+    let Some(manifest) = read.manifest else {
+        let why = read
+            .findings
+            .iter()
+            .find(|f| f.code != ndarc_format::Code::NotCanonical)
+            .map_or("not a manifest".to_string(), |f| {
                 format!("{}: {}", f.code, f.message)
             });
-            return Err(Failure::new(format!("{name}: {why}")));
-        }
+        return Err(Failure::new(format!("{name}: {why}")));
     };
-    let (problems, _) = r.into_findings();
+    let problems: Vec<_> = read
+        .findings
+        .into_iter()
+        .filter(|f| f.code != ndarc_format::Code::NotCanonical)
+        .collect();
     let closing = ends
         .closing
         .as_deref()
