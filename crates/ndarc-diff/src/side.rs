@@ -253,7 +253,8 @@ fn read(
         let at = at_of(&first);
         let read = read_manifest(at, vopts);
         if read.manifest.is_none() || read.has_errors() {
-            return Err(ctx.invalid(read.findings, read.dropped));
+            let kept = read.findings.iter().filter(|f| f.is_error()).count() as u64;
+            return Err(ctx.invalid(read.findings, read.dropped + kept));
         }
         let c = Collector::new(vopts.max_errors.max(1));
         match Session::from_read(read, at, first.raw_digest, vopts, c) {
@@ -340,7 +341,8 @@ fn read(
             spans.clear();
             let summary = check_line_spans(s.plan(), at_of(&line), &mut spans);
             if summary.findings.iter().any(Finding::is_error) || summary.dropped > 0 {
-                return Err(ctx.invalid(summary.findings, summary.dropped));
+                let kept = summary.findings.iter().filter(|f| f.is_error()).count() as u64;
+                return Err(ctx.invalid(summary.findings, summary.dropped + kept));
             }
             closing = matches!(summary.body, Body::Closing(_));
             s.feed(summary);

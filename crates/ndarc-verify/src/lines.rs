@@ -8,20 +8,20 @@
 //!
 //! Three inputs are covered:
 //! - a slice in memory;
-//! - a file, read through 1 MiB buffers with `pread`, never mapped: a file
+//! - a file, read through a 1 MiB buffer with `pread`, never mapped: a file
 //!   that shrinks while it is read then simply ends early (a finding),
 //!   where a memory map would kill the process with SIGBUS;
 //! - a stream, copied to an unnamed temporary file as it is read, so that
 //!   lines can be read again by offset.
 //!
-//! Lines borrow from the slice, or share the 1 MiB buffer they were read
-//! into (no copy per line), so they can be checked on other threads.
+//! Lines borrow from the slice, or are copied out of the read buffer (one
+//! copy per line, cheaper than fresh buffers shared between threads, which
+//! the allocator hands back as new pages), so they can be checked on other
+//! threads.
 
-use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::ops::Deref;
-use std::sync::Arc;
 
 use memchr::memchr;
 use ndarc_format::{Code, Digest32, Finding};
@@ -29,10 +29,6 @@ use sha2::{Digest, Sha256};
 
 /// Bytes read at once from a file or a stream.
 pub const CHUNK: usize = 1 << 20;
-
-/// Buffers kept for reuse once every line in them is dropped (reused
-/// buffers are not zeroed again nor faulted in again).
-const RECYCLE: usize = 96;
 
 /// What lines are read from, and read again by offset.
 pub enum Input<'a> {
@@ -126,15 +122,15 @@ fn read_file_at(f: &File, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
     f.seek_read(buf, offset)
 }
 
-/// The bytes of a line: borrowed from a slice, or a range of a shared
-/// read buffer.
+/// The bytes of a line: borrowed from a slice, or copied out of the read
+/// buffer.
 #[derive(Clone)]
 pub struct LineBytes<'a>(Repr<'a>);
 
 #[derive(Clone)]
 enum Repr<'a> {
     Borrowed(&'a [u8]),
-    Shared(Arc<Vec<u8>>, usize, usize),
+    Owned(Vec<u8>),
 }
 
 impl Deref for LineBytes<'_> {
@@ -142,7 +138,7 @@ impl Deref for LineBytes<'_> {
     fn deref(&self) -> &[u8] {
         match &self.0 {
             Repr::Borrowed(b) => b,
-            Repr::Shared(v, a, b) => &v[*a..*b],
+            Repr::Owned(v) => v,
         }
     }
 }
@@ -228,14 +224,13 @@ pub struct LineSource<'a> {
     /// its end (a stream or a device may never end).
     finite: bool,
     total: Option<u64>,
-    /// The read buffer; `chunk[start..end]` is unread.
-    chunk: Arc<Vec<u8>>,
+    /// The read buffer; `buf[start..end]` is unread.
+    buf: Vec<u8>,
     start: usize,
     end: usize,
-    /// File offset of `chunk[end]` (files and streams).
+    /// File offset of `buf[end]` (files and streams).
     read_pos: u64,
     eof: bool,
-    recycle: VecDeque<Arc<Vec<u8>>>,
     /// Offset of the next line.
     pos: u64,
     line: u64,
@@ -251,12 +246,11 @@ impl<'a> LineSource<'a> {
             backing,
             finite,
             total,
-            chunk: Arc::new(Vec::new()),
+            buf: Vec::new(),
             start: 0,
             end: 0,
             read_pos: 0,
             eof: false,
-            recycle: VecDeque::new(),
             pos: 0,
             line: 0,
             pending: Vec::new(),
@@ -436,7 +430,10 @@ impl<'a> LineSource<'a> {
         let raw_digest = (len < bytes.len()).then(|| sha256(&bytes));
         let bytes = match bytes.0 {
             Repr::Borrowed(b) => LineBytes(Repr::Borrowed(&b[..len])),
-            Repr::Shared(v, a, _) => LineBytes(Repr::Shared(v, a, a + len)),
+            Repr::Owned(mut v) => {
+                v.truncate(len);
+                LineBytes(Repr::Owned(v))
+            }
         };
         Some(Line {
             number,
@@ -457,12 +454,9 @@ impl<'a> LineSource<'a> {
         loop {
             let avail = self.end - self.start;
             let window = avail.min(window_max);
-            if let Some(i) = memchr(
-                b'\n',
-                &self.chunk[self.start + scanned..self.start + window],
-            ) {
+            if let Some(i) = memchr(b'\n', &self.buf[self.start + scanned..self.start + window]) {
                 let lf = self.start + scanned + i;
-                let bytes = LineBytes(Repr::Shared(self.chunk.clone(), self.start, lf));
+                let bytes = LineBytes(Repr::Owned(self.buf[self.start..lf].to_vec()));
                 self.pos += (lf - self.start) as u64 + 1;
                 self.start = lf + 1;
                 return Ok(Some(Raw::Bytes(bytes, true)));
@@ -475,7 +469,7 @@ impl<'a> LineSource<'a> {
                 if avail == 0 {
                     return Ok(None);
                 }
-                let bytes = LineBytes(Repr::Shared(self.chunk.clone(), self.start, self.end));
+                let bytes = LineBytes(Repr::Owned(self.buf[self.start..self.end].to_vec()));
                 self.pos += avail as u64;
                 self.start = self.end;
                 return Ok(Some(Raw::Bytes(bytes, false)));
@@ -497,8 +491,8 @@ impl<'a> LineSource<'a> {
         let mut h = Sha256::new();
         let mut len = 0u64;
         loop {
-            if let Some(i) = memchr(b'\n', &self.chunk[self.start..self.end]) {
-                h.update(&self.chunk[self.start..self.start + i]);
+            if let Some(i) = memchr(b'\n', &self.buf[self.start..self.end]) {
+                h.update(&self.buf[self.start..self.start + i]);
                 len += i as u64;
                 self.start += i + 1;
                 self.pos += len + 1;
@@ -509,7 +503,7 @@ impl<'a> LineSource<'a> {
                     has_lf: true,
                 }));
             }
-            h.update(&self.chunk[self.start..self.end]);
+            h.update(&self.buf[self.start..self.end]);
             len += (self.end - self.start) as u64;
             self.start = self.end;
             if self.eof {
@@ -525,87 +519,45 @@ impl<'a> LineSource<'a> {
         }
     }
 
-    /// Reads more: a fresh (or recycled) buffer gets the unread bytes, then
-    /// up to its size from the input. Lines already handed out keep the
-    /// old buffer alive.
+    /// Reads more: the unread bytes move to the front of the buffer, which
+    /// grows only while a line (within its limit) needs the room, then one
+    /// read fills what is free.
     fn fill(&mut self, max_line: usize) -> io::Result<()> {
-        let avail = self.end - self.start;
-        // Room for the unread part of a long line and a chunk more, within
-        // the line limit (plus a chunk).
-        let cap = if avail >= CHUNK / 2 {
-            avail
-                .saturating_mul(2)
-                .min(max_line.saturating_add(CHUNK))
-                .max(avail + CHUNK)
-        } else {
-            CHUNK
-        };
-        let mut buf = self.take_buffer(cap);
-        buf[..avail].copy_from_slice(&self.chunk[self.start..self.end]);
-        let old = std::mem::replace(&mut self.chunk, Arc::new(Vec::new()));
-        self.keep(old);
-        let mut end = avail;
-        // Files: one read (a short read is the end of the file or of what
-        // is there now). Streams: read until the buffer is full.
-        while end < buf.len() {
-            let n = match &mut self.backing {
-                Backing::Slice(_) => 0,
-                Backing::File(f) => read_file_at(f, self.read_pos, &mut buf[end..])?,
-                Backing::Stream { reader, spool } => {
-                    let n = loop {
-                        match reader.read(&mut buf[end..]) {
-                            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                            r => break r?,
-                        }
-                    };
-                    spool.write_all(&buf[end..end + n])?;
-                    n
-                }
-            };
-            self.read_pos += n as u64;
-            end += n;
-            if n == 0 {
-                self.eof = true;
-                break;
-            }
-            if matches!(self.backing, Backing::File(_)) {
-                break;
-            }
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
         }
-        self.chunk = Arc::new(buf);
-        self.start = 0;
-        self.end = end;
-        Ok(())
-    }
-
-    /// A buffer of at least `cap` bytes: a recycled one that no line holds
-    /// any more, or a new one.
-    fn take_buffer(&mut self, cap: usize) -> Vec<u8> {
-        for i in 0..self.recycle.len() {
-            let fits = {
-                let a = &mut self.recycle[i];
-                Arc::get_mut(a).is_some_and(|v| v.len() >= cap)
-            };
-            if fits {
-                if let Some(mut a) = self.recycle.remove(i) {
-                    if let Some(v) = Arc::get_mut(&mut a) {
-                        return std::mem::take(v);
+        if self.end == self.buf.len() {
+            let grow = self.buf.len().max(CHUNK);
+            let len = (self.buf.len() + grow).min(max_line.saturating_add(CHUNK).max(CHUNK));
+            self.buf.resize(len.max(self.end + 1), 0);
+        } else if self.end < CHUNK / 2 && self.buf.len() > 4 * CHUNK {
+            // Give back the room a long line needed.
+            self.buf.truncate(CHUNK);
+            self.buf.shrink_to_fit();
+        }
+        let end = self.end;
+        let n = match &mut self.backing {
+            Backing::Slice(_) => 0,
+            Backing::File(f) => read_file_at(f, self.read_pos, &mut self.buf[end..])?,
+            Backing::Stream { reader, spool } => {
+                let n = loop {
+                    match reader.read(&mut self.buf[end..]) {
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        r => break r?,
                     }
-                }
+                };
+                spool.write_all(&self.buf[end..end + n])?;
+                n
             }
+        };
+        self.read_pos += n as u64;
+        self.end += n;
+        if n == 0 {
+            self.eof = true;
         }
-        vec![0; cap]
-    }
-
-    fn keep(&mut self, old: Arc<Vec<u8>>) {
-        if old.len() < CHUNK || old.len() > 4 * CHUNK {
-            // Do not keep the room of one long line.
-            return;
-        }
-        self.recycle.push_back(old);
-        if self.recycle.len() > RECYCLE {
-            self.recycle.pop_front();
-        }
+        Ok(())
     }
 }
 
