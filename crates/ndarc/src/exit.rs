@@ -91,6 +91,10 @@ impl fmt::Display for Failure {
 /// An I/O error as a short lower-case phrase, without Rust's
 /// `(os error N)` suffix.
 fn describe_io(err: &io::Error) -> String {
+    #[cfg(unix)]
+    if err.raw_os_error() == Some(rustix::io::Errno::SPIPE.raw_os_error()) {
+        return "not a regular file (a pipe?); give it as standard input (-) instead".to_string();
+    }
     match err.kind() {
         io::ErrorKind::NotFound => "no such file or directory".to_string(),
         io::ErrorKind::PermissionDenied => "permission denied".to_string(),
@@ -98,9 +102,15 @@ fn describe_io(err: &io::Error) -> String {
         io::ErrorKind::BrokenPipe => "broken pipe".to_string(),
         _ => {
             let s = err.to_string();
-            match s.find(" (os error") {
-                Some(at) => s[..at].to_string(),
-                None => s,
+            let s = match s.find(" (os error") {
+                Some(at) => &s[..at],
+                None => &s,
+            };
+            // "Illegal seek" reads as the rest of the message: lower case.
+            let mut chars = s.chars();
+            match chars.next() {
+                Some(c) if err.raw_os_error().is_some() => c.to_lowercase().chain(chars).collect(),
+                _ => s.to_string(),
             }
         }
     }

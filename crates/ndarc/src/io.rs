@@ -10,11 +10,9 @@
 //!   replacing an existing file without `--force`.
 
 use std::ffi::OsString;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::exit::Failure;
 
@@ -71,6 +69,15 @@ impl Input {
     /// The name for messages: the path as given, or `<stdin>`.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The size of a regular file (`None` for standard input or another
+    /// kind of file), to refuse an input before reading it.
+    pub fn file_len(&self) -> Option<u64> {
+        match &self.source {
+            Source::File(f) => f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len()),
+            Source::Stdin(_) => None,
+        }
     }
 
     /// Whether this is standard input.
@@ -162,6 +169,12 @@ impl<R: BufRead> LineReader<R> {
         }
     }
 
+    /// Changes the limit for the lines read from now on (e.g. after the
+    /// manifest line, whose limit is larger).
+    pub fn set_limit(&mut self, limit: usize) {
+        self.limit = limit;
+    }
+
     /// Reads the next line into `line` (cleared first, LF not included).
     /// `Ok(None)` at the end of the input.
     pub fn next_line(&mut self, line: &mut Vec<u8>) -> Result<Option<LineInfo>, ReadError> {
@@ -225,12 +238,29 @@ pub struct OutputArgs {
     /// Replace FILE if it exists (otherwise an existing FILE is an error).
     #[arg(long, requires = "output")]
     pub force: bool,
+    /// The mode of a new FILE, in octal (e.g. 640). By default a file that
+    /// holds archive data is 600 whatever the umask; a report follows the
+    /// umask.
+    #[arg(long, value_name = "OCTAL", value_parser = parse_mode, requires = "output")]
+    pub mode: Option<u32>,
 }
 
 impl OutputArgs {
-    /// Opens the output these options name.
-    pub fn open(&self) -> Result<Output, Failure> {
-        Output::open(self.output.as_deref(), self.force)
+    /// Opens the output these options name, a new file with `default`'s
+    /// mode unless `--mode` is given.
+    pub fn open(&self, default: FileMode) -> Result<Output, Failure> {
+        let mode = self.mode.map_or(default, FileMode::Exact);
+        Output::open_with(self.output.as_deref(), self.force, mode)
+    }
+}
+
+/// Parses `--mode`: octal permission bits, at most 777.
+pub fn parse_mode(s: &str) -> Result<u32, String> {
+    match u32::from_str_radix(s.trim().trim_start_matches("0o"), 8) {
+        Ok(m) if m <= 0o777 => Ok(m),
+        _ => Err(format!(
+            "expected octal permission bits like 600 or 644, got {s:?}"
+        )),
     }
 }
 
@@ -243,12 +273,18 @@ pub enum Output {
 }
 
 impl Output {
-    /// Standard output for `None` or `-`, else an [`AtomicFile`] at `path`.
+    /// Standard output for `None` or `-`, else an [`AtomicFile`] at `path`
+    /// with the umask's mode.
     pub fn open(path: Option<&Path>, force: bool) -> Result<Output, Failure> {
+        Output::open_with(path, force, FileMode::Umask)
+    }
+
+    /// [`Output::open`] with the mode of a new file.
+    pub fn open_with(path: Option<&Path>, force: bool, mode: FileMode) -> Result<Output, Failure> {
         match path {
             None => Ok(Output::stdout()),
             Some(p) if is_stdio(p) => Ok(Output::stdout()),
-            Some(p) => AtomicFile::create(p, force).map(Output::File),
+            Some(p) => AtomicFile::create_with(p, force, mode).map(Output::File),
         }
     }
 
@@ -305,23 +341,47 @@ impl Write for Output {
     }
 }
 
+/// Who may read a file written by [`AtomicFile`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FileMode {
+    /// The process umask decides (receipts, reports, summaries).
+    #[default]
+    Umask,
+    /// Exactly this mode (e.g. 0o600), whatever the umask.
+    Exact(u32),
+}
+
+/// Mode of outputs that hold archive data, unless `--mode` says otherwise:
+/// readable and writable by the owner only, whatever the umask.
+pub const ARCHIVE_MODE: FileMode = FileMode::Exact(0o600);
+
 /// A file written under a temporary name in the destination's directory and
 /// renamed into place by [`AtomicFile::commit`] after an fsync. Dropped
 /// without a commit (an error, a panic), it removes the temporary file and
-/// leaves the destination untouched.
+/// leaves the destination untouched; SIGINT and SIGTERM remove it too
+/// ([`cleanup`]), and a later run removes the ones a killed run left.
+///
+/// The temporary file is `tempfile`'s, named
+/// `.NAME.ndarc-PID-RANDOM.tmp` so that stale ones can be told apart.
 pub struct AtomicFile {
     dest: PathBuf,
+    file: Option<BufWriter<tempfile::NamedTempFile>>,
+    /// The temporary path, registered for removal on a signal.
     tmp: PathBuf,
-    file: Option<BufWriter<File>>,
     force: bool,
 }
 
-static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
 impl AtomicFile {
-    /// Starts writing `dest`. Fails at once (before any work) when `dest`
-    /// exists and `force` is false, or when `dest` is a directory.
+    /// Starts writing `dest` with the umask's mode. Fails at once (before
+    /// any work) when `dest` exists and `force` is false, or when `dest` is
+    /// a directory.
     pub fn create(dest: &Path, force: bool) -> Result<AtomicFile, Failure> {
+        AtomicFile::create_with(dest, force, FileMode::Umask)
+    }
+
+    /// [`AtomicFile::create`] with the mode of a new file. A replaced file
+    /// (`force`) keeps its own mode.
+    pub fn create_with(dest: &Path, force: bool, mode: FileMode) -> Result<AtomicFile, Failure> {
         let existing = fs::metadata(dest).ok();
         if let Some(meta) = &existing {
             if meta.is_dir() {
@@ -344,33 +404,49 @@ impl AtomicFile {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        let mut attempt = 0;
-        loop {
-            let tmp = dir.join(temp_name(file_name));
-            match OpenOptions::new().write(true).create_new(true).open(&tmp) {
-                Ok(file) => {
-                    if let Some(meta) = &existing {
-                        // Keep the mode of the file being replaced.
-                        let _ = file.set_permissions(meta.permissions());
-                    }
-                    return Ok(AtomicFile {
-                        dest: dest.to_path_buf(),
-                        tmp,
-                        file: Some(BufWriter::with_capacity(BUFFER_BYTES, file)),
-                        force,
-                    });
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => {
-                    attempt += 1;
-                }
-                Err(e) => {
-                    return Err(Failure::io(
-                        format_args!("cannot create a temporary file in {}", dir.display()),
-                        &e,
-                    ))
-                }
-            }
+        remove_stale(&dir, file_name);
+        let mut prefix = OsString::from(".");
+        prefix.push(file_name);
+        prefix.push(format!("{TMP_TAG}{}-", std::process::id()));
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp").rand_bytes(8);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // The mode asked at creation is narrowed by the umask; an exact
+            // mode is set again below.
+            let at_open = match mode {
+                FileMode::Umask => 0o666,
+                FileMode::Exact(m) => m & 0o600,
+            };
+            builder.permissions(fs::Permissions::from_mode(at_open));
         }
+        let tmp = builder.tempfile_in(&dir).map_err(|e| {
+            Failure::io(
+                format_args!("cannot create a temporary file in {}", dir.display()),
+                &e,
+            )
+        })?;
+        cleanup::register(tmp.path());
+        let chmod = match (&existing, mode) {
+            // Keep the mode of the file being replaced.
+            (Some(meta), _) => Some(meta.permissions()),
+            #[cfg(unix)]
+            (None, FileMode::Exact(m)) => {
+                use std::os::unix::fs::PermissionsExt;
+                Some(fs::Permissions::from_mode(m))
+            }
+            _ => None,
+        };
+        if let Some(perms) = chmod {
+            let _ = tmp.as_file().set_permissions(perms);
+        }
+        Ok(AtomicFile {
+            dest: dest.to_path_buf(),
+            tmp: tmp.path().to_path_buf(),
+            file: Some(BufWriter::with_capacity(BUFFER_BYTES, tmp)),
+            force,
+        })
     }
 
     /// The destination path.
@@ -390,32 +466,22 @@ impl AtomicFile {
                 dest.display()
             )));
         };
-        let file = writer.into_inner().map_err(|e| write_err(e.error()))?;
-        file.sync_all().map_err(|e| write_err(&e))?;
-        drop(file);
-        if self.force {
-            fs::rename(&self.tmp, &self.dest).map_err(|e| write_err(&e))?;
+        let tmp = writer.into_inner().map_err(|e| write_err(e.error()))?;
+        tmp.as_file().sync_all().map_err(|e| write_err(&e))?;
+        let persisted = if self.force {
+            tmp.persist(&self.dest)
         } else {
-            // A hard link fails if the destination exists, so a file created
-            // by someone else since `create` is never replaced.
-            match fs::hard_link(&self.tmp, &self.dest) {
-                Ok(()) => {
-                    let _ = fs::remove_file(&self.tmp);
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                    return Err(refuse_overwrite(&self.dest));
-                }
-                Err(_) => {
-                    // No hard links on this file system: check, then rename.
-                    if fs::symlink_metadata(&self.dest).is_ok() {
-                        return Err(refuse_overwrite(&self.dest));
-                    }
-                    fs::rename(&self.tmp, &self.dest).map_err(|e| write_err(&e))?;
-                }
+            // Never replaces a file created by someone else since `create`
+            // (a hard link, or rename without replacing).
+            tmp.persist_noclobber(&self.dest)
+        };
+        if let Err(e) = persisted {
+            // `e.file` is dropped here, removing the temporary file.
+            if e.error.kind() == io::ErrorKind::AlreadyExists {
+                return Err(refuse_overwrite(&self.dest));
             }
+            return Err(write_err(&e.error));
         }
-        // Committed: nothing for Drop to remove.
-        self.tmp = PathBuf::new();
         sync_dir(&self.dest);
         Ok(())
     }
@@ -439,10 +505,9 @@ impl Write for AtomicFile {
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
+        // Dropping the NamedTempFile (if not persisted) removes it.
         self.file = None;
-        if !self.tmp.as_os_str().is_empty() {
-            let _ = fs::remove_file(&self.tmp);
-        }
+        cleanup::unregister(&self.tmp);
     }
 }
 
@@ -453,16 +518,97 @@ fn refuse_overwrite(dest: &Path) -> Failure {
     ))
 }
 
-/// `.NAME.ndarc-PID-N-NANOS.tmp`: hidden, unique per process and call.
-fn temp_name(file_name: &std::ffi::OsStr) -> OsString {
-    let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let mut name = OsString::from(".");
-    name.push(file_name);
-    name.push(format!(".ndarc-{}-{n}-{nanos}.tmp", std::process::id()));
-    name
+/// What marks a temporary sibling as ndarc's: `.NAME` + this + `PID-…`.
+const TMP_TAG: &str = ".ndarc-";
+
+/// Removes the temporary siblings of `file_name` in `dir` that an earlier
+/// run left when it was killed outright (SIGKILL, a power cut): those whose
+/// process no longer exists. Others' files, and those of live processes,
+/// are left alone. Errors are ignored: this is housekeeping.
+fn remove_stale(dir: &Path, file_name: &std::ffi::OsStr) {
+    let mut prefix = String::from(".");
+    let Some(name) = file_name.to_str() else {
+        return;
+    };
+    prefix.push_str(name);
+    prefix.push_str(TMP_TAG);
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let entry_name = entry.file_name();
+        let Some(rest) = entry_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .filter(|r| r.ends_with(".tmp"))
+        else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        if is_file && pid != std::process::id() && !process_exists(pid) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether a process with this id exists (unknown: assume it does).
+fn process_exists(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        let Some(pid) = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        else {
+            return false;
+        };
+        !matches!(
+            rustix::process::test_kill_process(pid),
+            Err(rustix::io::Errno::SRCH)
+        )
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
+/// Refuses to write `dest` when it is one of `inputs` (the same file, also
+/// through a link), even with `--force`: the output would destroy what the
+/// command reads.
+pub fn refuse_input(dest: &Path, inputs: &[&Path]) -> Result<(), Failure> {
+    if is_stdio(dest) {
+        return Ok(());
+    }
+    for input in inputs.iter().filter(|p| !is_stdio(p)) {
+        if same_file(dest, input) {
+            return Err(Failure::new(format!(
+                "{} is an input of this command; write the output elsewhere (--force never replaces an input)",
+                dest.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether two paths name the same existing file.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (fs::metadata(a), fs::metadata(b)) {
+        #[cfg(unix)]
+        (Ok(x), Ok(y)) => {
+            use std::os::unix::fs::MetadataExt;
+            x.dev() == y.dev() && x.ino() == y.ino()
+        }
+        #[cfg(not(unix))]
+        (Ok(_), Ok(_)) => match (fs::canonicalize(a), fs::canonicalize(b)) {
+            (Ok(x), Ok(y)) => x == y,
+            _ => false,
+        },
+        _ => false,
+    }
 }
 
 /// Makes the rename durable (Unix); errors are ignored, as some file systems
@@ -480,6 +626,67 @@ fn sync_dir(path: &Path) {
     }
     #[cfg(not(unix))]
     let _ = path;
+}
+
+/// Removal of temporary files and directories when the process is stopped
+/// by SIGINT or SIGTERM: the paths in use are registered, and the first
+/// registration starts a thread (signal-hook) that removes them and exits
+/// with 128 + the signal's number, as a shell reports a killed command.
+pub mod cleanup {
+    use std::path::{Path, PathBuf};
+    use std::sync::{Mutex, Once};
+
+    static PATHS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    static HANDLER: Once = Once::new();
+
+    /// Removes `path` (a file, or a directory with its contents) if the
+    /// process is stopped by a signal before [`unregister`].
+    pub fn register(path: &Path) {
+        HANDLER.call_once(install);
+        if let Ok(mut paths) = PATHS.lock() {
+            paths.push(path.to_path_buf());
+        }
+    }
+
+    /// Forgets `path` (it was committed, or removed).
+    pub fn unregister(path: &Path) {
+        if let Ok(mut paths) = PATHS.lock() {
+            if let Some(i) = paths.iter().rposition(|p| p == path) {
+                paths.swap_remove(i);
+            }
+        }
+    }
+
+    #[cfg(unix)]
+    fn install() {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+            return;
+        };
+        let spawned = std::thread::Builder::new()
+            .name("ndarc-signals".into())
+            .spawn(move || {
+                if let Some(signal) = signals.forever().next() {
+                    // Held until exit, so that no new file is registered
+                    // after the sweep.
+                    let paths = PATHS.lock();
+                    if let Ok(paths) = &paths {
+                        for p in paths.iter() {
+                            if p.is_dir() {
+                                let _ = std::fs::remove_dir_all(p);
+                            } else {
+                                let _ = std::fs::remove_file(p);
+                            }
+                        }
+                    }
+                    std::process::exit(128 + signal);
+                }
+            });
+        drop(spawned);
+    }
+
+    #[cfg(not(unix))]
+    fn install() {}
 }
 
 #[cfg(test)]
@@ -559,14 +766,11 @@ mod tests {
     }
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "ndarc-io-{}-{name}-{}",
-            std::process::id(),
-            TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).expect("create scratch dir");
-        dir
+        tempfile::Builder::new()
+            .prefix(&format!("ndarc-io-{name}-"))
+            .tempdir()
+            .expect("create scratch dir")
+            .keep()
     }
 
     fn entries(dir: &Path) -> Vec<String> {

@@ -17,6 +17,8 @@
 //!   that refuses to replace a file without `--force`;
 //! - [`term`]: the colour decision (`--color`, `NO_COLOR`, terminals) and
 //!   `FILE:LINE:OFFSET: CODE: message` diagnostics;
+//! - [`flags`]: the flags several commands share, each defined once (the
+//!   limits group, `--max-errors`, `--format`, `--jobs`, byte sizes);
 //! - [`exit`]: statuses — 0 success, 1 findings or differences, 2 could not
 //!   run (usage, I/O).
 
@@ -25,6 +27,7 @@
 
 pub mod cmd;
 pub mod exit;
+pub mod flags;
 pub mod io;
 pub mod term;
 

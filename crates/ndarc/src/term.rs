@@ -65,7 +65,7 @@ impl Colour {
     }
 }
 
-/// Text styles.
+/// Text styles: the CLI's palette, written with `anstyle`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
     /// Errors and finding codes of severity error: bold red.
@@ -79,12 +79,14 @@ pub enum Style {
 }
 
 impl Style {
-    fn sgr(self) -> &'static str {
+    fn anstyle(self) -> anstyle::Style {
+        use anstyle::AnsiColor;
+        let bold = anstyle::Style::new().bold();
         match self {
-            Style::Error => "\x1b[1;31m",
-            Style::Warning => "\x1b[1;33m",
-            Style::Location => "\x1b[1m",
-            Style::Good => "\x1b[32m",
+            Style::Error => bold.fg_color(Some(AnsiColor::Red.into())),
+            Style::Warning => bold.fg_color(Some(AnsiColor::Yellow.into())),
+            Style::Location => bold,
+            Style::Good => anstyle::Style::new().fg_color(Some(AnsiColor::Green.into())),
         }
     }
 }
@@ -92,7 +94,8 @@ impl Style {
 /// `text` wrapped in the escape codes of `style` when `on`.
 pub fn paint(on: bool, style: Style, text: &str) -> String {
     if on {
-        format!("{}{text}\x1b[0m", style.sgr())
+        let s = style.anstyle();
+        format!("{s}{text}{s:#}")
     } else {
         text.to_string()
     }
@@ -134,9 +137,44 @@ pub fn error(colour: Colour, message: &str) {
     let _ = io::stderr().lock().write_all(line.as_bytes());
 }
 
-/// `s` with line breaks replaced by spaces.
+/// Writes `ndarc: note: message` to standard error.
+pub fn note(message: &str) {
+    let line = format!("ndarc: note: {}\n", one_line(message));
+    let _ = io::stderr().lock().write_all(line.as_bytes());
+}
+
+/// `s` made one safe line for a terminal: line breaks become spaces, other
+/// control characters (ESC, BEL, DEL, C1: what could move the cursor or
+/// start an escape sequence) are written as `\u{…}`.
 pub fn one_line(s: &str) -> String {
-    s.replace(['\n', '\r'], " ")
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' | '\r' => o.push(' '),
+            '\t' => o.push('\t'),
+            c if c.is_control() => o.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// `s` escaped as [`one_line`], keeping line breaks: for multi-line
+/// reports that print text from an archive.
+pub fn safe_text(s: &str) -> String {
+    s.split('\n').map(one_line).collect::<Vec<_>>().join("\n")
+}
+
+/// An input's name as a shell word for a suggested command: `-` for
+/// standard input, else the path quoted where a shell needs it.
+pub fn shell_word(name: &str) -> String {
+    if name == "<stdin>" {
+        return "-".to_string();
+    }
+    match shlex::try_quote(name) {
+        Ok(q) => one_line(&q),
+        Err(_) => one_line(name),
+    }
 }
 
 #[cfg(test)]
@@ -171,7 +209,12 @@ mod tests {
     #[test]
     fn painting() {
         assert_eq!(paint(false, Style::Error, "x"), "x");
-        assert_eq!(paint(true, Style::Error, "x"), "\x1b[1;31mx\x1b[0m");
+        assert_eq!(paint(true, Style::Error, "x"), "\x1b[1m\x1b[31mx\x1b[0m");
         assert_eq!(one_line("a\nb\r\nc"), "a b  c");
+        assert_eq!(one_line("a\x1b[2J\x07\u{9b}"), "a\\u{1b}[2J\\u{7}\\u{9b}");
+        assert_eq!(safe_text("a\n\x1bb"), "a\n\\u{1b}b");
+        assert_eq!(shell_word("<stdin>"), "-");
+        assert_eq!(shell_word("a b.ndjson"), "'a b.ndjson'");
+        assert_eq!(shell_word("plain.ndjson"), "plain.ndjson");
     }
 }

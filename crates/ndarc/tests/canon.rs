@@ -1,5 +1,5 @@
 //! `ndarc canon` end to end: outputs, exit statuses, positions, atomic
-//! output and `--force`, standard input, `--json`, `--check`.
+//! output and `--force`, standard input, `--input json`, `--check`.
 
 use std::fs;
 use std::io::Write;
@@ -276,7 +276,7 @@ fn long_lines_are_an_error_not_an_allocation() {
     assert_eq!((r.code, r.out().as_str()), (0, "[1,2,3,4]\n"));
     // 64 MiB without an LF against a 1 KiB limit: stops at once.
     let big = vec![b' '; 64 << 20];
-    let r = ndarc(&["canon", "--max-line-bytes", "1K"], &big);
+    let r = ndarc(&["canon", "--max-manifest-bytes", "1K"], &big);
     assert_eq!(r.code, 1);
     assert!(
         r.stderr.starts_with("<stdin>:1:1024: line_too_long: "),
@@ -358,19 +358,19 @@ fn output_from_stdin_and_to_dash() {
 fn json_mode_reads_one_pretty_document() {
     let pretty = b"{\n  \"name\": \"caf\\u00e9\",\n  \"tags\": [\n    \"b\",\n    \"a\"\n  ],\n  \"count\": 10.0,\n  \"nested\": { \"z\": null, \"y\": true }\n}\n";
     let want = "{\"count\":10,\"name\":\"caf\u{e9}\",\"nested\":{\"y\":true,\"z\":null},\"tags\":[\"b\",\"a\"]}\n";
-    let r = ndarc(&["canon", "--json"], pretty);
+    let r = ndarc(&["canon", "--input", "json"], pretty);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""));
     assert_eq!(r.out(), want);
     // Its canonical output passes --check, with and without --json.
     for args in [
-        &["canon", "--json", "--check"][..],
+        &["canon", "--input", "json", "--check"][..],
         &["canon", "--check"][..],
     ] {
         let r = ndarc(args, want.as_bytes());
         assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{args:?}");
     }
     // The pretty text is not canonical: the first byte after `{`.
-    let r = ndarc(&["canon", "--json", "--check"], pretty);
+    let r = ndarc(&["canon", "--input", "json", "--check"], pretty);
     assert_eq!(
         (r.code, r.stderr.as_str()),
         (1, "<stdin>:1:1: not canonical\n")
@@ -406,7 +406,7 @@ fn json_mode_errors_have_lines() {
         ),
     ];
     for (input, want) in cases {
-        let r = ndarc(&["canon", "--json"], input);
+        let r = ndarc(&["canon", "--input", "json"], input);
         assert_eq!(
             (r.code, r.stderr.as_str()),
             (1, *want),
@@ -415,8 +415,8 @@ fn json_mode_errors_have_lines() {
         );
         assert!(r.stdout.is_empty());
     }
-    // --json --check: the text must be canonical and end with one LF.
-    let r = ndarc(&["canon", "--json", "--check"], b"[1]");
+    // --input json --check: the text must be canonical and end with one LF.
+    let r = ndarc(&["canon", "--input", "json", "--check"], b"[1]");
     assert_eq!(
         (r.code, r.stderr.as_str()),
         (
@@ -424,12 +424,15 @@ fn json_mode_errors_have_lines() {
             "<stdin>:1:3: not canonical: the text does not end with LF\n"
         )
     );
-    let r = ndarc(&["canon", "--json", "--check"], b"[1]\n\n");
+    let r = ndarc(&["canon", "--input", "json", "--check"], b"[1]\n\n");
     assert_eq!(
         (r.code, r.stderr.as_str()),
         (1, "<stdin>:1:3: not canonical\n")
     );
-    let r = ndarc(&["canon", "--json", "--max-line-bytes", "4"], b"[1, 2]");
+    let r = ndarc(
+        &["canon", "--input", "json", "--max-manifest-bytes", "4"],
+        b"[1, 2]",
+    );
     assert_eq!(r.code, 1);
     assert!(
         r.stderr.starts_with("<stdin>:1:4: input_too_long: "),

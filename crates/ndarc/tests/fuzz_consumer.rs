@@ -134,7 +134,9 @@ fn accept_all_is_caught_on_every_mutant() {
     );
     assert_eq!(again.status.code(), Some(2));
     let again = fuzz(
-        &["--exec", &exec, "--runs", "8", "--seed", "1", "--json"],
+        &[
+            "--exec", &exec, "--runs", "8", "--seed", "1", "--format", "json",
+        ],
         &[],
     );
     let w = summary(&again);
@@ -182,7 +184,7 @@ fn ignore_hashes_is_caught_on_the_hash_mutants_only() {
     );
     let o = fuzz(
         &[
-            "--exec", &exec, "--runs", "7", "--seed", "2", "--codes", &codes, "--json",
+            "--exec", &exec, "--runs", "7", "--seed", "2", "--codes", &codes, "--format", "json",
         ],
         &[],
     );
@@ -225,7 +227,8 @@ fn the_verifier_itself_agrees() {
             "70",
             "--seed",
             "4",
-            "--json",
+            "--format",
+            "json",
             "--timeout",
             "60",
         ],
@@ -302,7 +305,16 @@ fn a_consumer_that_hangs_times_out_with_its_children() {
     let exec = format!("{} {{archive}}", fixture("sleep.sh"));
     let start = Instant::now();
     let o = fuzz(
-        &["--exec", &exec, "--runs", "1", "--timeout", "0.5", "--json"],
+        &[
+            "--exec",
+            &exec,
+            "--runs",
+            "1",
+            "--timeout",
+            "0.5",
+            "--format",
+            "json",
+        ],
         &[("SLEEP_PIDS", pids.to_str().unwrap())],
     );
     assert!(
@@ -337,10 +349,110 @@ fn a_consumer_that_hangs_times_out_with_its_children() {
     let _ = std::fs::remove_file(&pids);
 }
 
+fn pids_in(path: &Path) -> Vec<u32> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// Issue 11, item 15: background children of a consumer that exits
+/// normally are killed with its process group.
+#[test]
+fn background_children_die_when_the_consumer_exits() {
+    let pids = tmp("background-pids");
+    let exec = format!("{} {{archive}}", fixture("background.sh"));
+    let o = fuzz(
+        &["--exec", &exec, "--runs", "1", "--format", "json"],
+        &[("SLEEP_PIDS", pids.to_str().unwrap())],
+    );
+    assert_eq!(o.status.code(), Some(1), "the mutant is accepted");
+    let list = pids_in(&pids);
+    assert_eq!(list.len(), 2, "{list:?}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while list.iter().any(|&p| alive(p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for p in list {
+        assert!(!alive(p), "background sleep {p} survived");
+    }
+    let _ = std::fs::remove_file(&pids);
+}
+
+fn tree_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => tree_bytes(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+/// Issue 11, item 15: a consumer that writes without end fills neither the
+/// disk nor memory: only the first --max-output bytes are kept.
+#[test]
+fn endless_output_is_dropped_not_stored() {
+    let scratch = tmp("endless-tmpdir");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let mut child = Command::new(NDARC)
+        .args([
+            "fuzz-consumer",
+            "--exec",
+            "sh -c 'yes' sh {archive}",
+            "--runs",
+            "1",
+            "--timeout",
+            "1",
+            "--max-output",
+            "1K",
+            "--format",
+            "json",
+        ])
+        .env("TMPDIR", &scratch)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut most = 0;
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stdout, &mut s);
+        s
+    });
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        most = most.max(tree_bytes(&scratch));
+        assert!(start.elapsed() < Duration::from_secs(30), "still running");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let v: Value = serde_json::from_slice(&reader.join().unwrap()).unwrap();
+    assert_eq!(v["timeouts"], 2, "{v:#}");
+    let out = v["problems"][0]["stdout"].as_str().unwrap();
+    assert!(out.starts_with("y\ny\n"), "{out}");
+    assert!(out.len() < 1100, "{}", out.len());
+    assert!(most < 1 << 20, "the scratch directory held {most} bytes");
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
 #[test]
 fn a_consumer_killed_by_a_signal_is_a_crash() {
     let o = fuzz(
-        &["--exec", &fixture("crash.sh"), "--runs", "1", "--json"],
+        &[
+            "--exec",
+            &fixture("crash.sh"),
+            "--runs",
+            "1",
+            "--format",
+            "json",
+        ],
         &[],
     );
     assert_eq!(o.status.code(), Some(1));
@@ -372,7 +484,8 @@ fn output_is_captured_and_cut() {
             "1",
             "--max-output",
             "100",
-            "--json",
+            "--format",
+            "json",
         ],
         &[],
     );

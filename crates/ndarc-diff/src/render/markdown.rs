@@ -7,7 +7,8 @@ use super::{count, show_value, summary, word_diff, Piece, RenderOptions};
 use crate::model::{Diff, TableDiff};
 
 /// Text safe in a Markdown table cell or paragraph: HTML special
-/// characters escaped, `|` escaped, newlines as `<br>`.
+/// characters escaped, `|` escaped, newlines as `<br>`, other control
+/// characters as `\u{…}`.
 fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
@@ -24,6 +25,9 @@ fn esc(s: &str) -> String {
             ']' => o.push_str("&#93;"),
             '\n' => o.push_str("<br>"),
             '\r' => {}
+            // ESC, BEL and the other controls from archive text: shown, not
+            // passed to the viewer.
+            c if c.is_control() => o.push_str(&format!("&#92;u{{{:x}}}", u32::from(c))),
             c => o.push(c),
         }
     }

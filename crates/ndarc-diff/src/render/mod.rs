@@ -179,11 +179,18 @@ pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// Why the contentHashes of unverified inputs can differ with nothing else
+/// found: an order is only one of the causes, as the closing's hash and the
+/// manifest's counts were not checked against the lines.
+const UNVERIFIED_HASHES: &str = "not verified: rows in a different order, or a manifest count or closing hash that does not match the lines";
+
 /// The one-line summary of a diff.
 pub(crate) fn summary(d: &Diff) -> String {
     if !d.has_differences() {
         return if d.equal {
             "no differences: the contentHashes are equal".into()
+        } else if d.order_only && !d.verified {
+            format!("no differences found, though the contentHashes differ ({UNVERIFIED_HASHES})")
         } else if d.order_only {
             "no differences found, though the contentHashes differ (ignored changes, or the same rows in another order)".into()
         } else {
@@ -258,7 +265,9 @@ pub(crate) fn summary(d: &Diff) -> String {
     if d.before.product != d.after.product {
         parts.push("product changed".into());
     }
-    if d.order_only {
+    if d.order_only && !d.verified {
+        parts.push(format!("the contentHashes differ ({UNVERIFIED_HASHES})"));
+    } else if d.order_only {
         parts.push("the same rows in another order (contentHashes differ)".into());
     }
     parts.join("; ")

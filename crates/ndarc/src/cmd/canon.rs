@@ -7,19 +7,32 @@
 //! an empty line, a CR before the LF or a line longer than the limit is an
 //! error. A last line without LF is given one (`--check` reports it).
 
-use std::io::BufReader;
+use std::io::{BufReader, Read};
 use std::path::PathBuf;
 
 use ndarc_json::{canonicalize, check_canonical};
 
 use crate::exit::{CmdResult, Failure, Status};
-use crate::io::{Input, LineReader, Output, OutputArgs, ReadError, BUFFER_BYTES};
+use crate::flags::{parse_size, Limits};
+use crate::io::{Input, LineReader, Output, OutputArgs, ReadError, ARCHIVE_MODE, BUFFER_BYTES};
 use crate::term::{diagnostic, Location};
 use crate::Context;
 
-/// The default `--max-line-bytes`: 256 MiB, the manifest line limit of the
-/// format (part lines are limited to 16 MiB by `verify`).
-pub const DEFAULT_MAX_LINE_BYTES: usize = 256 << 20;
+/// The default `--max-input-bytes` of `--reseal`, which holds the whole
+/// archive in memory (about 12 times its size at the peak, measured with
+/// `/usr/bin/time -v` on `ndarc gen` output; see README.md, Limits).
+pub const DEFAULT_MAX_RESEAL_BYTES: &str = "64M";
+
+/// What `canon` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum InputKind {
+    /// NDJSON: one JSON text per LF-terminated line.
+    #[default]
+    Ndjson,
+    /// Exactly one JSON text (whitespace and newlines allowed), written as
+    /// one canonical line.
+    Json,
+}
 
 const EXAMPLES: &str = "\
 Examples:
@@ -34,7 +47,7 @@ Examples:
     export.ndjson:3:1017: not canonical
 
   One pretty-printed JSON document from a pipe to one canonical line:
-    cat config.json | ndarc canon --json
+    cat config.json | ndarc canon --input json
 
   Make a test fixture after a hand edit: canonicalize, then recompute counts, schema,
   partCount and both hashes (the edit is trusted, not verified):
@@ -56,69 +69,76 @@ canonical, 2 could not run (usage, I/O, an existing output without --force).";
 UTF-16 code units, strings and numbers written as ECMAScript writes them), or check that it is.
 
 The input is NDJSON: one JSON text per LF-terminated line, each written back canonical on \
-its own line. Empty lines, CR before LF and lines longer than --max-line-bytes are errors, \
-not repaired. With --json the input is one JSON text (whitespace and newlines allowed).",
+its own line. Empty lines, CR before LF and lines over the limits (line 1, the manifest of an \
+archive: --max-manifest-bytes; later lines: --max-line-bytes) are errors, not repaired. With \
+--input json the input is one JSON text (whitespace and newlines allowed), at most \
+--max-manifest-bytes.",
     after_help = EXAMPLES
 )]
 pub struct Args {
     /// The input file; `-` (the default) reads standard input.
     #[arg(value_name = "FILE", default_value = "-")]
-    pub input: PathBuf,
+    pub file: PathBuf,
 
     /// `-o FILE` and `--force`.
     #[command(flatten)]
     pub output: OutputArgs,
 
-    /// Read exactly one JSON text (RFC 8259: whitespace and newlines around
-    /// and inside allowed, nothing after the value) and write it as one
-    /// canonical line.
-    #[arg(long)]
-    pub json: bool,
+    /// What the input is: `ndjson` (one JSON text per line) or `json`
+    /// (exactly one JSON text, RFC 8259: whitespace and newlines around
+    /// and inside allowed, nothing after the value, written as one
+    /// canonical line).
+    #[arg(long, value_enum, value_name = "KIND", default_value_t)]
+    pub input: InputKind,
 
     /// Write nothing; exit 1 naming the first line that is not canonical
     /// (`FILE:LINE:OFFSET: not canonical` on standard error), 0 when all are.
     #[arg(long, conflicts_with_all = ["output", "force"])]
     pub check: bool,
 
-    /// The longest line accepted, in bytes without the LF; a longer line is
-    /// an error. Suffixes K, M, G (binary) are allowed. With --json, the
-    /// limit on the whole input.
-    #[arg(
-        long,
-        value_name = "N",
-        default_value = "256MiB",
-        value_parser = parse_size
-    )]
-    pub max_line_bytes: usize,
+    /// The limits group: line 1 at most --max-manifest-bytes, later lines
+    /// at most --max-line-bytes.
+    #[command(flatten)]
+    pub limits: Limits,
+
+    /// With --reseal: the largest input accepted (K, M, G), refused before
+    /// it is read, as the whole archive is held in memory.
+    #[arg(long, value_name = "BYTES", default_value = DEFAULT_MAX_RESEAL_BYTES,
+          value_parser = parse_size, requires = "reseal")]
+    pub max_input_bytes: usize,
 
     /// After canonicalizing, recompute what a hand edit leaves stale: each
     /// table's `count`, `schema`, `partCount` (manifest and closing) and
     /// both closing hashes (ndarc-testkit's reseal). It trusts the edit:
     /// nothing is verified, so run `ndarc verify` on the result. The whole
     /// archive is held in memory.
-    #[arg(long, conflicts_with_all = ["check", "json"])]
+    #[arg(long, conflicts_with_all = ["check", "input"])]
     pub reseal: bool,
 }
 
 /// Runs `ndarc canon`.
 pub fn run(args: Args, ctx: &Context) -> CmdResult {
-    let mut input = Input::open(&args.input)?;
-    let limit = args.max_line_bytes;
+    let mut input = Input::open(&args.file)?;
+    let limits = args.limits;
+    let json_input = args.input == InputKind::Json;
     if args.check {
-        return if args.json {
-            json(&mut input, None, limit, ctx)
+        return if json_input {
+            json(&mut input, None, limits.max_manifest_bytes, ctx)
         } else {
-            ndjson(&mut input, None, None, limit, ctx)
+            ndjson(&mut input, None, None, limits, ctx)
         };
     }
-    let mut out = args.output.open()?;
     if args.reseal {
-        return reseal(&mut input, out, limit, ctx);
+        check_reseal_size(&input, args.max_input_bytes)?;
     }
-    let status = if args.json {
-        json(&mut input, Some(&mut out), limit, ctx)?
+    let mut out = args.output.open(ARCHIVE_MODE)?;
+    if args.reseal {
+        return reseal(&mut input, out, limits, args.max_input_bytes, ctx);
+    }
+    let status = if json_input {
+        json(&mut input, Some(&mut out), limits.max_manifest_bytes, ctx)?
     } else {
-        ndjson(&mut input, Some(&mut out), None, limit, ctx)?
+        ndjson(&mut input, Some(&mut out), None, limits, ctx)?
     };
     match (status, out) {
         (Status::Success, out) => out.finish()?,
@@ -131,12 +151,45 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     Ok(status)
 }
 
+fn too_large_to_reseal(name: &str, limit: usize) -> Failure {
+    Failure::new(format!(
+        "{name} is larger than {limit} bytes, the most --reseal holds in memory; raise --max-input-bytes to accept it"
+    ))
+}
+
+/// Refuses a file larger than `--max-input-bytes` before reading it.
+fn check_reseal_size(input: &Input, limit: usize) -> Result<(), Failure> {
+    match input.file_len() {
+        Some(len) if len > limit as u64 => Err(too_large_to_reseal(input.name(), limit)),
+        _ => Ok(()),
+    }
+}
+
 /// `--reseal`: canonicalize every line into memory, reseal, write. Nothing
 /// is written when a line is not JSON or the archive cannot be resealed.
-fn reseal(input: &mut Input, mut out: Output, limit: usize, ctx: &Context) -> CmdResult {
+fn reseal(
+    input: &mut Input,
+    mut out: Output,
+    limits: Limits,
+    max_input: usize,
+    ctx: &Context,
+) -> CmdResult {
     let name = input.name().to_string();
     let mut lines = Vec::new();
-    let status = ndjson(input, Some(&mut out), Some(&mut lines), limit, ctx)?;
+    // At most `max_input` bytes are read (a pipe can hold more than its
+    // size said); one more tells that there was more.
+    let mut bounded = (&mut *input).take(max_input as u64 + 1);
+    let status = ndjson_from(
+        &name,
+        &mut bounded,
+        Some(&mut out),
+        Some(&mut lines),
+        limits,
+        ctx,
+    )?;
+    if bounded.limit() == 0 {
+        return Err(too_large_to_reseal(&name, max_input));
+    }
     if status != Status::Success {
         if let Output::File(file) = out {
             drop(file);
@@ -170,16 +223,34 @@ fn reseal(input: &mut Input, mut out: Output, limit: usize, ctx: &Context) -> Cm
 /// `collect`, canonical lines go there instead of to `out`.
 fn ndjson(
     input: &mut Input,
-    mut out: Option<&mut Output>,
-    mut collect: Option<&mut Vec<u8>>,
-    limit: usize,
+    out: Option<&mut Output>,
+    collect: Option<&mut Vec<u8>>,
+    limits: Limits,
     ctx: &Context,
 ) -> CmdResult {
     let name = input.name().to_string();
-    let mut reader = LineReader::new(BufReader::with_capacity(BUFFER_BYTES, input), limit);
+    ndjson_from(&name, input, out, collect, limits, ctx)
+}
+
+/// [`ndjson`] over any reader named `name`.
+fn ndjson_from(
+    name: &str,
+    input: &mut dyn Read,
+    mut out: Option<&mut Output>,
+    mut collect: Option<&mut Vec<u8>>,
+    limits: Limits,
+    ctx: &Context,
+) -> CmdResult {
+    let mut reader = LineReader::new(
+        BufReader::with_capacity(BUFFER_BYTES, input),
+        limits.for_line(1),
+    );
     let mut line = Vec::new();
     let mut canon = Vec::new();
+    let mut number = 0u64;
     loop {
+        number += 1;
+        reader.set_limit(limits.for_line(number));
         let info = match reader.next_line(&mut line) {
             Ok(Some(info)) => info,
             Ok(None) => break,
@@ -189,12 +260,17 @@ fn ndjson(
                 limit,
             }) => {
                 let at = Location {
-                    file: &name,
+                    file: name,
                     line: number,
                     offset,
                 };
+                let flag = if number == 1 {
+                    "--max-manifest-bytes"
+                } else {
+                    "--max-line-bytes"
+                };
                 let msg = format!(
-                    "line {number} is longer than {limit} bytes; raise --max-line-bytes to accept it"
+                    "line {number} is longer than {limit} bytes; raise {flag} to accept it"
                 );
                 diagnostic(ctx.colour, at, "line_too_long", &msg);
                 return Ok(Status::Findings);
@@ -204,7 +280,7 @@ fn ndjson(
             }
         };
         let at = |k: usize| Location {
-            file: &name,
+            file: name,
             line: info.number,
             offset: info.offset + k as u64,
         };
@@ -254,7 +330,7 @@ fn ndjson(
     Ok(Status::Success)
 }
 
-/// `--json`: one JSON text, canonicalized to one line (or checked: the
+/// `--input json`: one JSON text, canonicalized to one line (or checked: the
 /// input is canonical when it is the canonical text and one LF).
 fn json(input: &mut Input, out: Option<&mut Output>, limit: usize, ctx: &Context) -> CmdResult {
     let name = input.name().to_string();
@@ -271,7 +347,7 @@ fn json(input: &mut Input, out: Option<&mut Output>, limit: usize, ctx: &Context
                 offset,
             };
             let msg = format!(
-                "the input is longer than {limit} bytes; raise --max-line-bytes to accept it"
+                "the input is longer than {limit} bytes; raise --max-manifest-bytes to accept it"
             );
             diagnostic(ctx.colour, at, "input_too_long", &msg);
             return Ok(Status::Findings);
@@ -316,54 +392,5 @@ fn json(input: &mut Input, out: Option<&mut Output>, limit: usize, ctx: &Context
             out.put(&canon)?;
             Ok(Status::Success)
         }
-    }
-}
-
-/// Parses a byte count: digits with an optional binary suffix `K`, `KiB`,
-/// `M`, `MiB`, `G`, `GiB` (case-insensitive). At least 1.
-pub fn parse_size(s: &str) -> Result<usize, String> {
-    let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (digits, suffix) = s.split_at(split);
-    let shift = match suffix.to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kib" => 10,
-        "m" | "mib" => 20,
-        "g" | "gib" => 30,
-        _ => {
-            return Err(format!(
-                "unknown size suffix {suffix:?}; use K, M or G (binary)"
-            ))
-        }
-    };
-    let n: usize = digits
-        .parse()
-        .map_err(|_| format!("expected a number of bytes like 16777216 or 16MiB, got {s:?}"))?;
-    let bytes = n
-        .checked_mul(1usize << shift)
-        .ok_or_else(|| format!("{s} is too large"))?;
-    if bytes == 0 {
-        return Err("the limit must be at least 1 byte".to_string());
-    }
-    Ok(bytes)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("1"), Ok(1));
-        assert_eq!(parse_size("16MiB"), Ok(16 << 20));
-        assert_eq!(parse_size("16m"), Ok(16 << 20));
-        assert_eq!(parse_size("2K"), Ok(2048));
-        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
-        assert_eq!(parse_size("256MiB"), Ok(DEFAULT_MAX_LINE_BYTES));
-        assert!(parse_size("0").is_err());
-        assert!(parse_size("").is_err());
-        assert!(parse_size("1T").is_err());
-        assert!(parse_size("-1").is_err());
-        assert!(parse_size("99999999999999999999999G").is_err());
     }
 }

@@ -7,8 +7,9 @@ use ndarc_diff::render::{self, RenderOptions};
 use ndarc_diff::{Error, Source};
 
 use crate::exit::{CmdResult, Failure, Status};
-use crate::io::{is_stdio, OutputArgs};
-use crate::term::{diagnostic, Location};
+use crate::flags::{Limits, MaxErrors};
+use crate::io::{is_stdio, refuse_input, FileMode, OutputArgs};
+use crate::term::{self, diagnostic, Location};
 use crate::Context;
 
 /// Output formats of `diff`.
@@ -107,13 +108,18 @@ pub struct Args {
     #[arg(long)]
     pub allow_product_mismatch: bool,
 
-    /// Findings shown for an invalid input.
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    pub max_errors: usize,
+    /// `--max-errors`: findings shown for an invalid input.
+    #[command(flatten)]
+    pub max_errors: MaxErrors,
 
-    /// Longest part or closing line in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = ndarc_format::MAX_PART_LINE)]
-    pub max_line_bytes: usize,
+    /// The limits group.
+    #[command(flatten)]
+    pub limits: Limits,
+
+    /// The accepted `format` identifiers (repeatable): exactly these, in
+    /// place of the default `rer-portability`.
+    #[arg(long, value_name = "NAME")]
+    pub accept_format: Vec<String>,
 
     /// Print no diff: only the exit status tells (an error that stops the
     /// command is still one line on standard error, as in `verify`).
@@ -148,17 +154,25 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             "only one of the two archives can be standard input (-)",
         ));
     }
+    if let Some(dest) = &args.output.output {
+        refuse_input(dest, &[&args.before, &args.after])?;
+    }
+    let mut verify = ndarc_verify::Options {
+        max_errors: args.max_errors.max_errors,
+        max_line: args.limits.max_line_bytes,
+        max_manifest_line: args.limits.max_manifest_bytes,
+        ..ndarc_verify::Options::default()
+    };
+    if !args.accept_format.is_empty() {
+        verify.formats = args.accept_format.clone();
+    }
     let opts = ndarc_diff::Options {
         ignore_tables: args.ignore_table.clone(),
         ignore_columns: args.ignore_column.clone(),
         keys_only: args.keys_only,
         no_verify: args.no_verify,
         allow_product_mismatch: args.allow_product_mismatch,
-        verify: ndarc_verify::Options {
-            max_errors: args.max_errors.max(1),
-            max_line: args.max_line_bytes,
-            ..ndarc_verify::Options::default()
-        },
+        verify,
     };
     let (na, nb) = (name(&args.before), name(&args.after));
     let result = ndarc_diff::diff_labeled(
@@ -175,7 +189,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             ..
         }) => {
             if !args.quiet {
-                for f in findings.iter().take(args.max_errors.max(1)) {
+                for f in findings.iter().take(args.max_errors.max_errors) {
                     let at = Location {
                         file: &name,
                         line: f.line,
@@ -185,9 +199,14 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
                 }
             }
             return Err(Failure::new(format!(
-                "{name} is not a valid archive ({errors} error{}); `ndarc verify {name}` lists them, --no-verify diffs anyway",
-                if errors == 1 { "" } else { "s" }
+                "{name} is not a valid archive ({errors} error{}); `ndarc verify {}` lists them, --no-verify diffs anyway",
+                if errors == 1 { "" } else { "s" },
+                term::shell_word(&name),
             )));
+        }
+        // Worded as verify words it: what was being read, then why.
+        Err(Error::Io { name, source, .. }) => {
+            return Err(Failure::io(format_args!("cannot read {name}"), &source))
         }
         Err(e) => return Err(Failure::new(e.to_string())),
     };
@@ -204,7 +223,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         colour: to_stdout && ctx.colour.stdout && !args.stat && args.format == Format::Human,
         max_rows: args.max_rows,
     };
-    let mut out = args.output.open()?;
+    let mut out = args.output.open(FileMode::Umask)?;
     let mut buf = Vec::new();
     let written = if args.stat {
         render::stat(&d, &render_opts, &mut buf)

@@ -11,11 +11,14 @@
 //! `--timeout` (its whole process group is then killed).
 
 use std::ffi::OsString;
-use std::fs::{self, File};
+use std::fs;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use wait_timeout::ChildExt;
 
 use ndarc_format::{Code, Severity};
 use ndarc_testkit::mutate::file_codes;
@@ -23,6 +26,8 @@ use ndarc_testkit::{derive, generate_vec, mutate, GenOptions, Rng, Rows};
 
 use crate::cmd::mutate::{parse_code, prepare_outdir, write_atomic};
 use crate::exit::{CmdResult, Failure, Status};
+use crate::flags::{Format, FormatArg};
+use crate::io::{cleanup, parse_mode, AtomicFile, FileMode, ARCHIVE_MODE};
 use crate::term::{self, paint, Style};
 use crate::Context;
 
@@ -39,7 +44,7 @@ Examples:
         --runs 200 --seed 7 --timeout 5 --outdir fuzz-out/
 
   Only some rules, machine-readable:
-    ndarc fuzz-consumer --exec 'node check.js' --codes sha256_mismatch,content_hash_mismatch --json
+    ndarc fuzz-consumer --exec 'node check.js' --codes sha256_mismatch,content_hash_mismatch --format json
 
   ndarc's own verifier agrees with the format (no disagreement):
     ndarc fuzz-consumer --exec 'ndarc verify -q {archive}'
@@ -47,8 +52,10 @@ Examples:
 The command is split into words as a POSIX shell would split them (single and double
 quotes, backslashes) but no shell runs it: no pipes, redirections, variables or globs. A
 word holding {archive} has it replaced by the archive's path; without {archive}, the path
-is the last argument. Standard input is empty; standard output and error are kept, cut to
---max-output bytes, in the report.
+is the last argument. Standard input is empty; of standard output and error only the first
+--max-output bytes are kept (the rest is read and dropped), and only for the archives that
+show a problem. When the consumer ends, its process group is killed, so background children
+do not outlive it.
 
 Exit status: 0 the consumer agreed on every archive, 1 a disagreement, crash or time-out,
 2 could not run (usage, a command that cannot be started, I/O).";
@@ -89,17 +96,29 @@ pub struct Args {
     /// Write into a non-empty --outdir, replacing its files.
     #[arg(long, requires = "outdir")]
     pub force: bool,
-    /// Print the summary as JSON on standard output instead of text.
-    #[arg(long)]
-    pub json: bool,
+    /// `--format human|json`: the summary as text or as JSON.
+    #[command(flatten)]
+    pub format: FormatArg,
+    /// The mode of the archives copied to --outdir, in octal (default 600,
+    /// whatever the umask; summary.json follows the umask).
+    #[arg(long, value_name = "OCTAL", value_parser = parse_mode, requires = "outdir")]
+    pub mode: Option<u32>,
     /// Only mutants of these codes (comma-separated, repeatable); default:
     /// every error code a file can show.
     #[arg(long, value_name = "CODES", value_delimiter = ',')]
     pub codes: Vec<String>,
     /// Keep at most this many bytes of the consumer's standard output and
-    /// error per archive in the report.
-    #[arg(long, default_value_t = 2000, value_name = "BYTES")]
+    /// error per archive in the report (K, M suffixes; at most 1M).
+    #[arg(long, default_value = "2000", value_name = "BYTES", value_parser = parse_max_output)]
     pub max_output: usize,
+}
+
+fn parse_max_output(s: &str) -> Result<usize, String> {
+    match crate::flags::parse_size(s) {
+        Ok(n) if n <= 1 << 20 => Ok(n),
+        Ok(_) => Err("at most 1M: the output is kept in memory for the report".to_string()),
+        Err(e) => Err(e),
+    }
 }
 
 fn parse_seconds(s: &str) -> Result<f64, String> {
@@ -114,70 +133,12 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
 // -------------------------------------------------------- the command line
 
 /// Splits a command line into words as a POSIX shell does, without
-/// expanding anything: blanks separate words; `'…'` is literal; in `"…"` a
-/// backslash escapes only `"`, `\`, `$`, `` ` `` and a newline; outside
-/// quotes a backslash escapes the next character. An unterminated quote or
-/// a trailing backslash is an error.
+/// expanding anything (`shlex`): blanks separate words; `'…'` is literal;
+/// in `"…"` a backslash escapes only `"`, `\\`, `$`, `` ` `` and a newline;
+/// outside quotes a backslash escapes the next character. An unterminated
+/// quote or a trailing backslash is an error.
 pub fn split_words(line: &str) -> Result<Vec<String>, String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            ' ' | '\t' | '\n' => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(c) => word.push(c),
-                        None => return Err("unterminated single quote".to_string()),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(c @ ('"' | '\\' | '$' | '`')) => word.push(c),
-                            Some('\n') => {}
-                            Some(c) => {
-                                word.push('\\');
-                                word.push(c);
-                            }
-                            None => return Err("unterminated double quote".to_string()),
-                        },
-                        Some(c) => word.push(c),
-                        None => return Err("unterminated double quote".to_string()),
-                    }
-                }
-            }
-            '\\' => match chars.next() {
-                Some('\n') => {}
-                Some(c) => {
-                    in_word = true;
-                    word.push(c);
-                }
-                None => return Err("a backslash at the end".to_string()),
-            },
-            c => {
-                in_word = true;
-                word.push(c);
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
-    Ok(words)
+    shlex::split(line).ok_or_else(|| "an unterminated quote or a backslash at the end".to_string())
 }
 
 /// The consumer's arguments for `archive`: each `{archive}` in a word is
@@ -254,7 +215,8 @@ fn own_group(cmd: &mut Command) {
 fn own_group(_cmd: &mut Command) {}
 
 /// Kills the child's whole process group (it leads its own), then the
-/// child.
+/// child. Also called after a normal exit: background children left by
+/// the consumer are killed with their group.
 fn kill_all(child: &mut Child) {
     #[cfg(unix)]
     {
@@ -264,57 +226,108 @@ fn kill_all(child: &mut Child) {
     let _ = child.kill();
 }
 
-fn read_cut(path: &Path, max: usize) -> String {
-    let Ok(mut f) = File::open(path) else {
+/// What a reader thread kept of one stream: the first bytes, and how many
+/// there were in all.
+#[derive(Default)]
+struct Kept {
+    head: Vec<u8>,
+    total: u64,
+}
+
+/// Reads `pipe` to its end on a thread, keeping its first `max` bytes and
+/// dropping the rest, so that a consumer that writes without end neither
+/// blocks nor fills memory or disk.
+fn keep_head(
+    mut pipe: impl Read + Send + 'static,
+    max: usize,
+) -> std::io::Result<(Arc<Mutex<Kept>>, std::sync::mpsc::Receiver<()>)> {
+    let kept = Arc::new(Mutex::new(Kept::default()));
+    let (done, finished) = std::sync::mpsc::channel();
+    let k = Arc::clone(&kept);
+    std::thread::Builder::new()
+        .name("ndarc-consumer-output".into())
+        .spawn(move || {
+            let mut buf = vec![0u8; 64 << 10];
+            loop {
+                match pipe.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let Ok(mut k) = k.lock() else { break };
+                        let room = max.saturating_sub(k.head.len()).min(n);
+                        k.head.extend_from_slice(&buf[..room]);
+                        k.total += n as u64;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            let _ = done.send(());
+        })?;
+    Ok((kept, finished))
+}
+
+/// The text kept of a stream, noting the size when cut. Waits a moment for
+/// the reader to see the end: a grandchild that escaped the process group
+/// may hold the pipe open, and is not waited for.
+fn take_head(kept: &Mutex<Kept>, finished: &std::sync::mpsc::Receiver<()>) -> String {
+    let _ = finished.recv_timeout(Duration::from_secs(1));
+    let Ok(mut k) = kept.lock() else {
         return String::new();
     };
-    let total = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut buf = Vec::new();
-    let _ = Read::by_ref(&mut f)
-        .take(u64::try_from(max).unwrap_or(u64::MAX))
-        .read_to_end(&mut buf);
-    let mut s = String::from_utf8_lossy(&buf).into_owned();
-    if total > buf.len() as u64 {
-        s.push_str(&format!("… ({total} bytes in all)"));
+    let mut s = String::from_utf8_lossy(&k.head).into_owned();
+    if k.total > k.head.len() as u64 {
+        s.push_str(&format!("… ({} bytes in all)", k.total));
     }
+    k.head = Vec::new();
     s
 }
 
-/// Runs the consumer on one archive: standard input empty, standard output
-/// and error to files in `scratch`, its own process group, killed with
-/// the group after `timeout`.
+/// Runs the consumer on one archive: standard input empty, the first
+/// `max_output` bytes of standard output and error kept, its own process
+/// group, which is killed when the consumer exits or after `timeout`.
 pub fn run_consumer(
     argv: &[OsString],
     timeout: Duration,
-    scratch: &Path,
     max_output: usize,
 ) -> std::io::Result<Outcome> {
-    let out_path = scratch.join("stdout");
-    let err_path = scratch.join("stderr");
     let (program, rest) = argv
         .split_first()
         .ok_or_else(|| std::io::Error::other("an empty command"))?;
     let mut cmd = Command::new(program);
     cmd.args(rest)
         .stdin(Stdio::null())
-        .stdout(File::create(&out_path)?)
-        .stderr(File::create(&err_path)?);
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     own_group(&mut cmd);
     let start = Instant::now();
     let mut child = cmd.spawn()?;
-    let mut nap = Duration::from_millis(1);
-    let mut timed_out = false;
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if start.elapsed() >= timeout {
-            timed_out = true;
+    let streams = (child.stdout.take(), child.stderr.take());
+    let (out, err) = match streams {
+        (Some(o), Some(e)) => (keep_head(o, max_output), keep_head(e, max_output)),
+        _ => {
             kill_all(&mut child);
-            break child.wait()?;
+            let _ = child.wait();
+            return Err(std::io::Error::other("no pipes to the consumer"));
         }
-        std::thread::sleep(nap.min(timeout.saturating_sub(start.elapsed())));
-        nap = (nap * 2).min(Duration::from_millis(25));
+    };
+    let (out, err) = match (out, err) {
+        (Ok(o), Ok(e)) => (o, e),
+        (Err(e), _) | (_, Err(e)) => {
+            kill_all(&mut child);
+            let _ = child.wait();
+            return Err(e);
+        }
+    };
+    let (status, timed_out) = match child.wait_timeout(timeout)? {
+        Some(status) => {
+            // Exited: what it left running in its group goes too.
+            kill_all(&mut child);
+            (status, false)
+        }
+        None => {
+            kill_all(&mut child);
+            (child.wait()?, true)
+        }
     };
     let elapsed = start.elapsed();
     Ok(Outcome {
@@ -322,41 +335,41 @@ pub fn run_consumer(
         signal: if timed_out { None } else { signal_of(&status) },
         timed_out,
         elapsed,
-        stdout: read_cut(&out_path, max_output),
-        stderr: read_cut(&err_path, max_output),
+        stdout: take_head(&out.0, &out.1),
+        stderr: take_head(&err.0, &err.1),
     })
 }
 
-/// A private temporary directory, removed on drop.
-struct Scratch(PathBuf);
+/// A private temporary directory (`tempfile`), removed on drop and on
+/// SIGINT or SIGTERM.
+struct Scratch(tempfile::TempDir);
 
 impl Scratch {
     fn new() -> Result<Scratch, Failure> {
-        let base = std::env::temp_dir();
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        for k in 0..100u32 {
-            let dir = base.join(format!(
-                "ndarc-fuzz-consumer-{}-{nanos}-{k}",
-                std::process::id()
-            ));
-            match fs::create_dir(&dir) {
-                Ok(()) => return Ok(Scratch(dir)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(Failure::path("cannot create", &dir, &e)),
-            }
-        }
-        Err(Failure::new(format!(
-            "cannot create a temporary directory in {}",
-            base.display()
-        )))
+        let dir = tempfile::Builder::new()
+            .prefix("ndarc-fuzz-consumer-")
+            .tempdir()
+            .map_err(|e| {
+                Failure::io(
+                    format_args!(
+                        "cannot create a temporary directory in {}",
+                        std::env::temp_dir().display()
+                    ),
+                    &e,
+                )
+            })?;
+        cleanup::register(dir.path());
+        Ok(Scratch(dir))
+    }
+
+    fn path(&self) -> &Path {
+        self.0.path()
     }
 }
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
+        cleanup::unregister(self.0.path());
     }
 }
 
@@ -530,21 +543,29 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
                 None => format!("{run:04}-valid.ndjson"),
                 Some(m) => format!("{run:04}-{}.ndjson", m.code.as_str()),
             };
-            let path = scratch.0.join(&file);
+            let path = scratch.path().join(&file);
             fs::write(&path, &bytes).map_err(|e| Failure::path("cannot write", &path, &e))?;
             let argv = command_for(&words, &path);
-            let outcome = run_consumer(&argv, timeout, &scratch.0, args.max_output)
+            let outcome = run_consumer(&argv, timeout, args.max_output)
                 .map_err(|e| Failure::io(format_args!("cannot run {}", words[0]), &e))?;
-            fed.push(Fed {
+            let mut f = Fed {
                 run,
                 gen_seed: opts.seed,
                 mutant: m,
                 outcome,
                 file,
-            });
-            if fed.last().and_then(Fed::problem).is_none() {
+            };
+            if f.problem().is_none() {
                 let _ = fs::remove_file(&path);
+                // Only problems are reported: their output is all that is
+                // kept, and a mutant's bytes are dropped with it.
+                f.outcome.stdout = String::new();
+                f.outcome.stderr = String::new();
+                if let Some(m) = &mut f.mutant {
+                    m.bytes = Vec::new();
+                }
             }
+            fed.push(f);
         }
     }
     report(&args, &words, &fed, &scratch, ctx)
@@ -565,9 +586,10 @@ fn report(
         };
         let saved = match &args.outdir {
             Some(dir) => {
-                let bytes = fs::read(scratch.0.join(&f.file))
-                    .map_err(|e| Failure::path("cannot read", &scratch.0.join(&f.file), &e))?;
-                write_atomic(&dir.join(&f.file), &bytes, args.force)?;
+                let from = scratch.path().join(&f.file);
+                let bytes = fs::read(&from).map_err(|e| Failure::path("cannot read", &from, &e))?;
+                let mode = args.mode.map_or(ARCHIVE_MODE, FileMode::Exact);
+                write_atomic(&dir.join(&f.file), &bytes, args.force, mode)?;
                 Some(f.file.clone())
             }
             None => None,
@@ -606,20 +628,26 @@ fn report(
         "timeouts": count(Kind::Timeout),
         "problems": problems.iter().map(|(f, k, s)| f.json(Some(*k), s.as_deref())).collect::<Vec<_>>(),
     });
-    let mut text = serde_json::to_vec_pretty(&summary)
-        .map_err(|e| Failure::new(format!("cannot write the summary: {e}")))?;
-    text.push(b'\n');
-    if let Some(dir) = &args.outdir {
-        write_atomic(&dir.join("summary.json"), &text, args.force)?;
-    }
-    let out = if args.json {
-        text
-    } else {
-        human(args, words, fed, &problems, &summary, ctx).into_bytes()
+    // Written straight from the value: no second copy as text.
+    let write_json = |w: &mut dyn Write| -> std::io::Result<()> {
+        serde_json::to_writer_pretty(&mut *w, &summary)?;
+        w.write_all(b"\n")
     };
-    std::io::stdout()
-        .lock()
-        .write_all(&out)
+    if let Some(dir) = &args.outdir {
+        let dest = dir.join("summary.json");
+        let mut f = AtomicFile::create(&dest, args.force)?;
+        write_json(&mut f).map_err(|e| Failure::path("cannot write", &dest, &e))?;
+        f.commit()?;
+    }
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    let written = if args.format.get() == Format::Json {
+        write_json(&mut stdout)
+    } else {
+        let text = human(args, words, fed, &problems, &summary, ctx);
+        stdout.write_all(text.as_bytes())
+    };
+    written
+        .and_then(|()| stdout.flush())
         .map_err(|e| Failure::io("cannot write <stdout>", &e))?;
     Ok(if problems.is_empty() {
         Status::Success
@@ -700,6 +728,7 @@ fn human(
         }
         s.push('\n');
         let err = f.outcome.stderr.trim();
+        // The consumer's own words, made one safe line.
         if !err.is_empty() {
             s.push_str(&format!(
                 "  stderr: {}\n",
@@ -713,22 +742,16 @@ fn human(
             dir.join("summary.json").display()
         ));
     }
-    s
+    term::safe_text(&s)
 }
 
-/// The command as words, quoted where needed, for the report.
+/// The command as words, quoted where needed (`shlex`), for the report.
 fn shown_command(words: &[String]) -> String {
     words
         .iter()
-        .map(|w| {
-            if !w.is_empty()
-                && w.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./:=,+@{}%".contains(c))
-            {
-                w.clone()
-            } else {
-                format!("'{}'", w.replace('\'', "'\\''"))
-            }
+        .map(|w| match shlex::try_quote(w) {
+            Ok(q) => q.into_owned(),
+            Err(_) => format!("{w:?}"),
         })
         .collect::<Vec<_>>()
         .join(" ")
@@ -792,6 +815,6 @@ mod tests {
     #[test]
     fn shown_commands_quote_what_needs_it() {
         let w = vec!["a".to_string(), "b c".to_string(), "it's".to_string()];
-        assert_eq!(shown_command(&w), "a 'b c' 'it'\\''s'");
+        assert_eq!(shown_command(&w), "a 'b c' \"it's\"");
     }
 }

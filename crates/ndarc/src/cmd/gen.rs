@@ -5,9 +5,9 @@ use std::str::FromStr;
 use ndarc_json::{Object, Value};
 use ndarc_testkit::{generate, BinaryDelta, GenOptions, Later, Rows, Summary};
 
-use crate::cmd::canon::parse_size;
 use crate::exit::{CmdResult, Failure, Status};
-use crate::io::OutputArgs;
+use crate::flags::parse_size;
+use crate::io::{OutputArgs, ARCHIVE_MODE};
 use crate::Context;
 
 const EXAMPLES: &str = "\
@@ -227,10 +227,18 @@ pub fn summary_json(s: &Summary) -> Vec<u8> {
     line
 }
 
+/// Writes a `--summary` line to standard error; a failure is exit 2.
+pub fn write_summary(line: &[u8]) -> Result<(), Failure> {
+    use std::io::Write as _;
+    std::io::stderr()
+        .write_all(line)
+        .map_err(|e| Failure::io("cannot write the summary to <stderr>", &e))
+}
+
 /// Runs `ndarc gen`.
 pub fn run(args: Args, _ctx: &Context) -> CmdResult {
     let opts = args.options();
-    let mut out = args.output.open()?;
+    let mut out = args.output.open(ARCHIVE_MODE)?;
     let name = out.name();
     let summary = generate(&opts, &mut out).map_err(|e| {
         if e.kind() == std::io::ErrorKind::InvalidInput {
@@ -241,8 +249,7 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
     })?;
     out.finish()?;
     if args.summary {
-        use std::io::Write as _;
-        let _ = std::io::stderr().write_all(&summary_json(&summary));
+        write_summary(&summary_json(&summary))?;
     }
     Ok(Status::Success)
 }

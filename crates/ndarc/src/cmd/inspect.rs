@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use ndarc_format::LineRef;
 
 use crate::exit::{CmdResult, Failure, Status};
+use crate::flags::{Format, FormatArg, Limits};
 use crate::io::is_stdio;
+use crate::term;
 use crate::Context;
 
 /// Arguments of `ndarc inspect`.
@@ -21,18 +23,19 @@ configuration, migrations and the journal (count, first and last entries; the wh
     after_help = "\
 Examples:
   ndarc inspect export.ndjson
-  ndarc inspect --json export.ndjson | jq '.tables[] | {name, count}'"
+  ndarc inspect --format json export.ndjson | jq '.tables[] | {name, count}'"
 )]
 pub struct Args {
     /// The archive (`-` for standard input, which is read to its end).
     #[arg(value_name = "FILE")]
     file: PathBuf,
-    /// One JSON document instead of text.
-    #[arg(long)]
-    json: bool,
-    /// Longest manifest line in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = ndarc_format::MAX_MANIFEST_LINE)]
-    max_manifest_bytes: usize,
+    /// `--format human|json`.
+    #[command(flatten)]
+    format: FormatArg,
+    /// The limits group (a part line longer than --max-line-bytes is not
+    /// kept when standard input is read for its last line).
+    #[command(flatten)]
+    limits: Limits,
 }
 
 struct Ends {
@@ -42,7 +45,8 @@ struct Ends {
 }
 
 fn read_ends(args: &Args) -> Result<Ends, Failure> {
-    let limit = args.max_manifest_bytes;
+    let limit = args.limits.max_manifest_bytes;
+    let part_limit = args.limits.max_line_bytes;
     if is_stdio(&args.file) {
         let mut stdin = std::io::stdin().lock();
         let mut buf = vec![0u8; 1 << 20];
@@ -78,7 +82,7 @@ fn read_ends(args: &Args) -> Result<Ends, Failure> {
                     }
                 } else {
                     // Keep the line being read (bounded) and the last whole one.
-                    if cur.len() + body.len() <= ndarc_format::MAX_PART_LINE {
+                    if cur.len() + body.len() <= part_limit {
                         cur.extend_from_slice(body);
                     }
                     if ends && !cur.is_empty() {
@@ -228,7 +232,7 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
     let (obj_bytes, pay_bytes) = manifest.binary_bytes();
     let rows: u64 = manifest.tables.iter().map(|t| t.count).sum();
     let mut out = String::new();
-    if args.json {
+    if args.format.get() == Format::Json {
         let doc = serde_json::json!({
             "file": name,
             "bytes": ends.size,
@@ -429,11 +433,15 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
             ));
         }
         out.push_str("\nnot verified: `ndarc verify` checks every line and both hashes\n");
+        // Names and values come from the archive: no control characters
+        // reach the terminal.
+        out = term::safe_text(&out);
     }
-    std::io::stdout()
-        .lock()
+    let mut stdout = std::io::stdout().lock();
+    stdout
         .write_all(out.as_bytes())
-        .map_err(|e| Failure::io("cannot write output", &e))?;
+        .and_then(|()| stdout.flush())
+        .map_err(|e| Failure::io("cannot write <stdout>", &e))?;
     Ok(Status::Success)
 }
 

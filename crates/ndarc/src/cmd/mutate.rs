@@ -9,12 +9,14 @@ use ndarc_format::Code;
 use ndarc_testkit::mutate::{file_codes, mutation, mutations, Mutant};
 
 use crate::exit::{CmdResult, Failure, Status};
-use crate::io::{AtomicFile, Input, Output, ReadError};
+use crate::flags::parse_size;
+use crate::io::{refuse_input, AtomicFile, FileMode, Input, Output, ReadError, ARCHIVE_MODE};
 use crate::term;
 use crate::Context;
 
-/// The largest input `mutate` reads: mutants are built in memory.
-pub const MAX_INPUT_BYTES: usize = 1 << 30;
+/// The default `--max-input-bytes`: mutants are built in memory, at about
+/// 13 times the input at the peak (README.md, Limits).
+pub const DEFAULT_MAX_INPUT_BYTES: &str = "64M";
 
 const EXAMPLES: &str = "\
 Examples:
@@ -88,6 +90,15 @@ pub struct Args {
     /// --outdir, replacing its files.
     #[arg(long)]
     pub force: bool,
+    /// The mode of new files holding mutants, in octal (default 600,
+    /// whatever the umask; index.json follows the umask).
+    #[arg(long, value_name = "OCTAL", value_parser = crate::io::parse_mode)]
+    pub mode: Option<u32>,
+    /// The largest input accepted (K, M, G): a larger file is refused
+    /// before it is read, standard input once this much has been read.
+    #[arg(long, value_name = "BYTES", default_value = DEFAULT_MAX_INPUT_BYTES,
+          value_parser = parse_size)]
+    pub max_input_bytes: usize,
 }
 
 /// Runs `ndarc mutate`.
@@ -98,7 +109,10 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     let Some(path) = args.input.as_deref() else {
         return Err(Failure::new("give the archive to mutate, or --list"));
     };
-    let archive = read_input(path)?;
+    if let Some(dest) = &args.output {
+        refuse_input(dest, &[path])?;
+    }
+    let archive = read_input(path, args.max_input_bytes)?;
     if args.all {
         let Some(dir) = args.outdir.as_deref() else {
             return Err(Failure::new("--all needs --outdir DIR"));
@@ -107,7 +121,16 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         for c in &args.except {
             except.push(parse_code(c)?);
         }
-        return all(&archive, path, dir, args.seed, &except, args.force, ctx);
+        let mode = args.mode.map_or(ARCHIVE_MODE, FileMode::Exact);
+        return all(
+            &archive,
+            path,
+            dir,
+            args.seed,
+            &except,
+            (args.force, mode),
+            ctx,
+        );
     }
     let result = match args.code.as_deref() {
         None => ndarc_testkit::mutate_random(&archive, args.seed),
@@ -124,14 +147,15 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         }
     };
     let to_stdout = args.output.as_deref().map_or(true, crate::io::is_stdio);
-    let mut out = Output::open(args.output.as_deref(), args.force)?;
+    let mode = args.mode.map_or(ARCHIVE_MODE, FileMode::Exact);
+    let mut out = Output::open_with(args.output.as_deref(), args.force, mode)?;
     out.put(&m.bytes)?;
     out.finish()?;
     let info = format!("{}\n", describe(&m));
     if to_stdout {
         let _ = std::io::stderr().write_all(info.as_bytes());
     } else {
-        let _ = std::io::stdout().write_all(info.as_bytes());
+        write_stdout(info.as_bytes())?;
     }
     Ok(Status::Success)
 }
@@ -164,15 +188,30 @@ pub fn parse_code(name: &str) -> Result<Code, Failure> {
     })
 }
 
-/// Reads a whole input (a file or `-`), at most [`MAX_INPUT_BYTES`].
-pub fn read_input(path: &Path) -> Result<Vec<u8>, Failure> {
+/// Writes `bytes` to standard output and flushes; a failure is exit 2.
+fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::io("cannot write <stdout>", &e))
+}
+
+fn too_large(name: &str, limit: usize) -> Failure {
+    Failure::new(format!(
+        "{name} is larger than {limit} bytes; mutants are built in memory: raise --max-input-bytes to accept it"
+    ))
+}
+
+/// Reads a whole input (a file or `-`) of at most `limit` bytes. A larger
+/// file is refused before it is read.
+pub fn read_input(path: &Path, limit: usize) -> Result<Vec<u8>, Failure> {
     let mut input = Input::open(path)?;
-    match input.read_all(MAX_INPUT_BYTES) {
+    if input.file_len().is_some_and(|len| len > limit as u64) {
+        return Err(too_large(input.name(), limit));
+    }
+    match input.read_all(limit) {
         Ok(b) => Ok(b),
-        Err(ReadError::TooLong { limit, .. }) => Err(Failure::new(format!(
-            "{} is larger than {limit} bytes; mutants are built in memory",
-            input.name()
-        ))),
+        Err(ReadError::TooLong { limit, .. }) => Err(too_large(input.name(), limit)),
         Err(ReadError::Io(e)) => Err(Failure::io(
             format_args!("cannot read {}", input.name()),
             &e,
@@ -190,9 +229,7 @@ fn list() -> CmdResult {
             m.description
         ));
     }
-    let mut out = std::io::stdout().lock();
-    out.write_all(s.as_bytes())
-        .map_err(|e| Failure::io("cannot write <stdout>", &e))?;
+    write_stdout(s.as_bytes())?;
     Ok(Status::Success)
 }
 
@@ -220,9 +257,9 @@ pub fn prepare_outdir(dir: &Path, force: bool) -> Result<(), Failure> {
     }
 }
 
-/// Writes `bytes` to `path` atomically.
-pub fn write_atomic(path: &Path, bytes: &[u8], force: bool) -> Result<(), Failure> {
-    let mut f = AtomicFile::create(path, force)?;
+/// Writes `bytes` to `path` atomically, with `mode` for a new file.
+pub fn write_atomic(path: &Path, bytes: &[u8], force: bool, mode: FileMode) -> Result<(), Failure> {
+    let mut f = AtomicFile::create_with(path, force, mode)?;
     f.write_all(bytes)
         .map_err(|e| Failure::path("cannot write", path, &e))?;
     f.commit()
@@ -234,7 +271,7 @@ fn all(
     dir: &Path,
     seed: u64,
     except: &[Code],
-    force: bool,
+    (force, mode): (bool, FileMode),
     ctx: &Context,
 ) -> CmdResult {
     prepare_outdir(dir, force)?;
@@ -250,7 +287,7 @@ fn all(
                 // The name comes from the code alone: [a-z0-9_], never a
                 // path from the archive.
                 let file = format!("{}.ndjson", code.as_str());
-                write_atomic(&dir.join(&file), &m.bytes, force)?;
+                write_atomic(&dir.join(&file), &m.bytes, force, mode)?;
                 report.push_str(&format!("{file}: {}\n", describe(&m)));
                 written.push(serde_json::json!({
                     "file": file,
@@ -278,13 +315,13 @@ fn all(
     let mut text = serde_json::to_vec_pretty(&index)
         .map_err(|e| Failure::new(format!("cannot write index.json: {e}")))?;
     text.push(b'\n');
-    write_atomic(&dir.join("index.json"), &text, force)?;
+    write_atomic(&dir.join("index.json"), &text, force, FileMode::Umask)?;
     report.push_str(&format!(
         "{} mutants and index.json written to {}\n",
         written.len(),
         dir.display()
     ));
-    let _ = std::io::stdout().write_all(report.as_bytes());
+    write_stdout(report.as_bytes())?;
     if written.is_empty() {
         term::error(ctx.colour, "no mutation applies to this input");
         return Ok(Status::Findings);

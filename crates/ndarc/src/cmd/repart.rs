@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use ndarc_testkit::{repartition_file, Error};
 
-use crate::cmd::canon::parse_size;
-use crate::cmd::gen::summary_json;
+use crate::cmd::gen::{summary_json, write_summary};
 use crate::exit::{CmdResult, Failure, Status};
-use crate::io::{is_stdio, OutputArgs};
+use crate::flags::parse_size;
+use crate::io::{is_stdio, refuse_input, OutputArgs, ARCHIVE_MODE};
 use crate::term;
 use crate::Context;
 
@@ -60,11 +60,26 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             "repart reads its input twice; give a file, not standard input",
         ));
     }
-    if args.input.is_dir() {
-        return Err(Failure::new(format!(
-            "cannot open {}: is a directory",
-            args.input.display()
-        )));
+    // Checked on the path, before opening: opening a FIFO would block
+    // until a writer comes, and a second pass could never read it again.
+    match std::fs::metadata(&args.input) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(Failure::new(format!(
+                "cannot open {}: is a directory",
+                args.input.display()
+            )))
+        }
+        Ok(meta) if !meta.is_file() => {
+            return Err(Failure::new(format!(
+                "cannot re-pack {}: not a regular file (repart reads its input twice)",
+                args.input.display()
+            )))
+        }
+        Ok(_) => {}
+        Err(e) => return Err(Failure::path("cannot open", &args.input, &e)),
+    }
+    if let Some(dest) = &args.output.output {
+        refuse_input(dest, &[&args.input])?;
     }
     if !(1024..=ndarc_format::MAX_PART_LINE).contains(&args.part_bytes) {
         return Err(Failure::new(format!(
@@ -72,14 +87,13 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             args.part_bytes
         )));
     }
-    let mut out = args.output.open()?;
+    let mut out = args.output.open(ARCHIVE_MODE)?;
     let name = out.name();
     match repartition_file(&args.input, args.part_bytes, &mut out) {
         Ok(summary) => {
             out.finish()?;
             if args.summary {
-                use std::io::Write as _;
-                let _ = std::io::stderr().write_all(&summary_json(&summary));
+                write_summary(&summary_json(&summary))?;
             }
             Ok(Status::Success)
         }

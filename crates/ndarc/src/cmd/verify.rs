@@ -2,12 +2,15 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use ndarc_verify::{Options, Report, Severity};
 
 use crate::exit::{CmdResult, Failure, Status};
-use crate::io::{is_stdio, AtomicFile};
+use crate::flags::{clamp_jobs, Limits, MaxErrors};
+use crate::io::{is_stdio, refuse_input, AtomicFile};
 use crate::term::{self, paint, Style};
 use crate::Context;
 
@@ -59,16 +62,14 @@ pub struct Args {
     /// Worker threads (default: one per core; 1 runs on one core only).
     #[arg(long, short = 'j', value_name = "N", default_value_t = 0)]
     jobs: usize,
-    /// Findings reported at most per archive; verification stops after this many errors.
-    #[arg(long, value_name = "N", default_value_t = 100)]
-    max_errors: usize,
-    /// Longest part or closing line in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = ndarc_format::MAX_PART_LINE)]
-    max_line_bytes: usize,
-    /// Longest manifest line in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = ndarc_format::MAX_MANIFEST_LINE)]
-    max_manifest_bytes: usize,
-    /// Also accept this `format` identifier (repeatable).
+    /// `--max-errors`.
+    #[command(flatten)]
+    max_errors: MaxErrors,
+    /// The limits group.
+    #[command(flatten)]
+    limits: Limits,
+    /// The accepted `format` identifiers (repeatable): exactly these, in
+    /// place of the default `rer-portability`.
     #[arg(long, value_name = "NAME")]
     accept_format: Vec<String>,
     /// Print nothing; only the exit status tells.
@@ -85,14 +86,20 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     if stdin_count > 1 {
         return Err(Failure::new("standard input (-) can be verified only once"));
     }
+    if let Some(dest) = &args.receipt {
+        let inputs: Vec<&std::path::Path> = args.files.iter().map(PathBuf::as_path).collect();
+        refuse_input(dest, &inputs)?;
+    }
     let mut options = Options {
-        max_errors: args.max_errors.max(1),
-        jobs: args.jobs,
-        max_line: args.max_line_bytes,
-        max_manifest_line: args.max_manifest_bytes,
+        max_errors: args.max_errors.max_errors,
+        jobs: clamp_jobs(args.jobs),
+        max_line: args.limits.max_line_bytes,
+        max_manifest_line: args.limits.max_manifest_bytes,
         ..Options::default()
     };
-    options.formats.extend(args.accept_format.iter().cloned());
+    if !args.accept_format.is_empty() {
+        options.formats = args.accept_format.clone();
+    }
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
     let mut all_valid = true;
     let mut could_not_run = 0usize;
@@ -104,16 +111,17 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             path.display().to_string()
         };
         let mut opts = options.clone();
+        let bar = Arc::new(OnceLock::new());
         if show_progress {
-            opts.progress = Some(progress_bar(name.clone()));
+            opts.progress = Some(progress_bar(name.clone(), Arc::clone(&bar)));
         }
         let result = if is_stdio(path) {
             ndarc_verify::verify_reader(std::io::stdin(), &opts)
         } else {
             ndarc_verify::verify_path(path, &opts)
         };
-        if show_progress {
-            eprint!("\r\x1b[2K");
+        if let Some(bar) = bar.get() {
+            bar.finish_and_clear();
         }
         let report = match result {
             Ok(r) => r,
@@ -132,8 +140,8 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         all_valid &= valid;
         if !args.quiet {
             match args.format {
-                Format::Human => human(&name, &report, valid, ctx),
-                Format::Github => github(&name, &report),
+                Format::Human => human(&name, &report, valid, ctx)?,
+                Format::Github => github(&name, &report)?,
                 Format::Json => json_files.push(json(&name, &report, valid)),
             }
         }
@@ -144,17 +152,17 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
                     .map_err(|e| Failure::path("cannot write", dest, &e))?;
                 f.commit()?;
             } else if !args.quiet && args.format == Format::Human {
-                eprintln!("no receipt written: {name} is not valid");
+                term::note(&format!("no receipt written: {name} is not valid"));
             }
         }
     }
     if args.format == Format::Json && !args.quiet {
         let doc =
             serde_json::json!({"valid": all_valid && could_not_run == 0, "files": json_files});
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut out, &doc)
-            .map_err(|e| Failure::new(format!("cannot write output: {e}")))?;
-        writeln!(out).map_err(|e| Failure::io("cannot write output", &e))?;
+        let mut text = serde_json::to_vec_pretty(&doc)
+            .map_err(|e| Failure::new(format!("cannot write <stdout>: {e}")))?;
+        text.push(b'\n');
+        write_stdout(&text)?;
     }
     if could_not_run > 0 {
         return Err(Failure::new(format!(
@@ -169,30 +177,50 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     })
 }
 
-fn progress_bar(name: String) -> Arc<dyn Fn(u64, Option<u64>) + Send + Sync> {
-    let started = std::time::Instant::now();
+/// Writes `bytes` to standard output and flushes; a failure is exit 2.
+fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::io("cannot write <stdout>", &e))
+}
+
+/// The progress callback: an `indicatif` bar on standard error, shown
+/// once more than 64 MiB are to be read (or have been, from a pipe).
+fn progress_bar(
+    name: String,
+    bar: Arc<OnceLock<ProgressBar>>,
+) -> Arc<dyn Fn(u64, Option<u64>) + Send + Sync> {
+    const SHOW_FROM: u64 = 64 << 20;
+    let name = term::one_line(&name);
     Arc::new(move |done, total| {
-        let secs = started.elapsed().as_secs_f64().max(1e-3);
-        let rate = done as f64 / secs / 1e6;
-        match total {
-            Some(t) if t > 64 << 20 => {
-                let pct = done as f64 * 100.0 / t as f64;
-                let width = 30usize;
-                let filled = ((pct / 100.0) * width as f64) as usize;
-                eprint!(
-                    "\r\x1b[2K{name} [{}{}] {pct:5.1}% {rate:.0} MB/s",
-                    "#".repeat(filled.min(width)),
-                    " ".repeat(width - filled.min(width))
-                );
-            }
-            None if done > 64 << 20 => eprint!("\r\x1b[2K{name} {} MB {rate:.0} MB/s", done >> 20),
-            _ => {}
+        if total.unwrap_or(done) <= SHOW_FROM {
+            return;
         }
+        let b = bar.get_or_init(|| {
+            let (b, template) = match total {
+                Some(t) => (
+                    ProgressBar::with_draw_target(Some(t), ProgressDrawTarget::stderr()),
+                    "{prefix} [{bar:30}] {percent:>3}% {binary_bytes_per_sec}",
+                ),
+                None => (
+                    ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
+                    "{prefix} {binary_bytes} {binary_bytes_per_sec}",
+                ),
+            };
+            if let Ok(style) = ProgressStyle::with_template(template) {
+                b.set_style(style.progress_chars("#> "));
+            }
+            b.set_prefix(name.clone());
+            b
+        });
+        b.set_position(done);
     })
 }
 
-fn human(name: &str, r: &Report, valid: bool, ctx: &Context) {
+fn human(name: &str, r: &Report, valid: bool, ctx: &Context) -> Result<(), Failure> {
     let colour = ctx.colour.stdout;
+    let name = &term::one_line(name);
     let mut out = String::new();
     for f in &r.findings {
         let loc = format!("{name}:{}:{}:", f.line, f.offset);
@@ -214,7 +242,7 @@ fn human(name: &str, r: &Report, valid: bool, ctx: &Context) {
             if f.pointer.is_empty() {
                 String::new()
             } else {
-                format!(" (at {})", f.pointer)
+                format!(" (at {})", term::one_line(&f.pointer))
             }
         ));
     }
@@ -247,10 +275,16 @@ fn human(name: &str, r: &Report, valid: bool, ctx: &Context) {
         r.parts
     ));
     if let Some(m) = &r.manifest {
-        let rows: u64 = m.tables.iter().map(|t| t.count).sum();
+        // Counts seen: the manifest's own entries, and rows only when the
+        // archive is valid (then every claimed count was checked against
+        // the rows read); a claimed count is never printed as seen.
+        out.push_str(&format!(", {} tables", m.tables.len()));
+        if r.errors == 0 {
+            let rows = m.tables.iter().fold(0u64, |n, t| n.saturating_add(t.count));
+            out.push_str(&format!(", {rows} rows"));
+        }
         out.push_str(&format!(
-            ", {} tables, {rows} rows, {} objects, {} payloads",
-            m.tables.len(),
+            ", {} objects, {} payloads",
             m.objects.len(),
             m.payloads.len()
         ));
@@ -261,7 +295,7 @@ fn human(name: &str, r: &Report, valid: bool, ctx: &Context) {
             "{name}: contentHash {c}\n{name}: archiveHash {a}\n"
         ));
     }
-    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    write_stdout(out.as_bytes())
 }
 
 fn github_escape(s: &str, property: bool) -> String {
@@ -275,7 +309,7 @@ fn github_escape(s: &str, property: bool) -> String {
     out
 }
 
-fn github(name: &str, r: &Report) {
+fn github(name: &str, r: &Report) -> Result<(), Failure> {
     let mut out = String::new();
     for f in &r.findings {
         let kind = if f.severity == Severity::Error {
@@ -303,7 +337,7 @@ fn github(name: &str, r: &Report) {
             r.errors + r.warnings - r.findings.len() as u64
         ));
     }
-    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    write_stdout(term::safe_text(&out).as_bytes())
 }
 
 fn json(name: &str, r: &Report, valid: bool) -> serde_json::Value {

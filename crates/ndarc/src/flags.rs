@@ -1,0 +1,205 @@
+//! Flags shared by several commands, each defined once (the model is
+//! ripgrep's `crates/core/flags`): the limits group, `--max-errors`, the
+//! output format, `--jobs`, and the one parser of byte sizes.
+//!
+//! A command flattens the groups it needs (`#[command(flatten)]`), so a
+//! flag has one name, one parser, one default and one help text wherever
+//! it appears.
+
+use crate::exit::Failure;
+
+/// The largest byte size any flag accepts: 4 GiB. A larger limit could not
+/// be honoured (a line is held in memory) and would risk wrapping around in
+/// offset arithmetic, so it is refused with a usage error, not clamped.
+pub const MAX_SIZE: u64 = 4 << 30;
+
+/// Parses a byte count: digits with an optional binary suffix `K`, `KiB`,
+/// `M`, `MiB`, `G`, `GiB` (case-insensitive), from 1 to [`MAX_SIZE`].
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (digits, suffix) = s.split_at(split);
+    let shift = match suffix.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kib" => 10,
+        "m" | "mib" => 20,
+        "g" | "gib" => 30,
+        _ => {
+            return Err(format!(
+                "unknown size suffix {suffix:?}; use K, M or G (binary)"
+            ))
+        }
+    };
+    if digits.is_empty() {
+        return Err(format!(
+            "expected a number of bytes like 16777216 or 16M, got {s:?}"
+        ));
+    }
+    let too_large = || format!("{s} is too large: at most 4G ({MAX_SIZE} bytes)");
+    // Digits beyond u64 are too large, not malformed.
+    let n: u64 = digits.parse().map_err(|_| too_large())?;
+    let bytes = n.checked_mul(1u64 << shift).ok_or_else(too_large)?;
+    if bytes == 0 {
+        return Err("must be at least 1 byte".to_string());
+    }
+    if bytes > MAX_SIZE {
+        return Err(too_large());
+    }
+    usize::try_from(bytes).map_err(|_| too_large())
+}
+
+/// The limits group: how long a line may be. Every command that reads
+/// archive lines takes both, with the same defaults as the format.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct Limits {
+    /// Longest part or closing line in bytes, without its LF (K, M, G
+    /// suffixes; 1 to 4G).
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value = "16M",
+        value_parser = parse_size,
+        help_heading = "Limits"
+    )]
+    pub max_line_bytes: usize,
+    /// Longest manifest line (line 1) in bytes, without its LF (K, M, G
+    /// suffixes; 1 to 4G).
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value = "256M",
+        value_parser = parse_size,
+        help_heading = "Limits"
+    )]
+    pub max_manifest_bytes: usize,
+}
+
+impl Limits {
+    /// The limit of line `number` (1-based): the manifest's for line 1.
+    pub fn for_line(&self, number: u64) -> usize {
+        if number == 1 {
+            self.max_manifest_bytes
+        } else {
+            self.max_line_bytes
+        }
+    }
+}
+
+/// The default of `--max-errors`, the same in every command.
+pub const DEFAULT_MAX_ERRORS: usize = 100;
+
+/// `--max-errors`: findings shown at most per archive.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct MaxErrors {
+    /// Findings reported at most per archive (at least 1); verification
+    /// stops after this many errors. The limit bounds what is printed,
+    /// never the verdict.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_ERRORS,
+          value_parser = parse_count)]
+    pub max_errors: usize,
+}
+
+/// Parses a count of at least 1 (at most 2^32 - 1).
+pub fn parse_count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<u32>() {
+        Ok(0) => Err("must be at least 1".to_string()),
+        Ok(n) => Ok(n as usize),
+        Err(_) => Err(format!(
+            "expected a number from 1 to {}, got {s:?}",
+            u32::MAX
+        )),
+    }
+}
+
+/// Output formats of the commands that print a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// For people.
+    #[default]
+    Human,
+    /// One JSON document on standard output.
+    Json,
+}
+
+/// `--format human|json`, with `--json` as a hidden, deprecated alias of
+/// `--format json` (it meant JSON output before the flags were unified).
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct FormatArg {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    /// Deprecated: use --format json.
+    #[arg(long, hide = true, conflicts_with = "format")]
+    pub json: bool,
+}
+
+impl FormatArg {
+    /// The format chosen.
+    pub fn get(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else {
+            self.format
+        }
+    }
+}
+
+/// `--jobs` above this many threads per core is clamped.
+pub const JOBS_PER_CORE: usize = 4;
+
+/// `--jobs N` clamped to [`JOBS_PER_CORE`] times the cores, with a note on
+/// standard error when clamped (0 stays 0: one per core).
+pub fn clamp_jobs(jobs: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let max = cores.saturating_mul(JOBS_PER_CORE);
+    if jobs > max {
+        crate::term::note(&format!(
+            "--jobs {jobs} is more than {JOBS_PER_CORE} per core; using {max}"
+        ));
+        max
+    } else {
+        jobs
+    }
+}
+
+/// A usage failure naming `flag`.
+pub fn usage(flag: &str, message: impl std::fmt::Display) -> Failure {
+    Failure::new(format!("{flag}: {message}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("1"), Ok(1));
+        assert_eq!(parse_size("16MiB"), Ok(16 << 20));
+        assert_eq!(parse_size("16m"), Ok(16 << 20));
+        assert_eq!(parse_size("2K"), Ok(2048));
+        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_size("4G"), Ok(4 << 30));
+        assert!(parse_size("4097M").unwrap_err().contains("at most"));
+        assert!(parse_size("18446744073709551615")
+            .unwrap_err()
+            .contains("at most"));
+        assert!(parse_size("99999999999999999999999G")
+            .unwrap_err()
+            .contains("at most"));
+        assert!(parse_size("0").unwrap_err().contains("at least 1"));
+        assert!(parse_size("0K").unwrap_err().contains("at least 1"));
+        assert!(parse_size("").is_err());
+        assert!(parse_size("K").is_err());
+        assert!(parse_size("1T").is_err());
+        assert!(parse_size("-1").is_err());
+    }
+
+    #[test]
+    fn limits_per_line() {
+        let l = Limits {
+            max_line_bytes: 5,
+            max_manifest_bytes: 9,
+        };
+        assert_eq!((l.for_line(1), l.for_line(2)), (9, 5));
+    }
+}
