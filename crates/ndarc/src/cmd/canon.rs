@@ -19,8 +19,9 @@ use crate::term::{diagnostic, Location};
 use crate::Context;
 
 /// The default `--max-input-bytes` of `--reseal`, which holds the whole
-/// archive in memory (about 12 times its size at the peak, measured with
-/// `/usr/bin/time -v` on `ndarc gen` output; see README.md, Limits).
+/// archive in memory: about 6 times its size at the peak on `ndarc gen`
+/// output (367 MB for 64 MB), up to about 21 times for an archive that is
+/// mostly manifest (issue 11: 3.8 GB for 182 MB); see README.md, Limits.
 pub const DEFAULT_MAX_RESEAL_BYTES: &str = "64M";
 
 /// What `canon` reads.
