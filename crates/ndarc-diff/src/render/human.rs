@@ -12,6 +12,7 @@ struct Out<'w> {
     colour: bool,
 }
 
+/// The diff's palette, written with `anstyle`.
 #[derive(Clone, Copy)]
 enum Paint {
     Plain,
@@ -24,17 +25,18 @@ enum Paint {
 
 impl Out<'_> {
     fn paint(&self, p: Paint, text: &str) -> String {
+        use anstyle::{AnsiColor, Style};
         let text = safe(text, false);
-        let code = match p {
+        let style = match p {
             Paint::Plain => return text.into_owned(),
             _ if !self.colour => return text.into_owned(),
-            Paint::Bold => "1",
-            Paint::Red => "31",
-            Paint::Green => "32",
-            Paint::Yellow => "33",
-            Paint::Dim => "2",
+            Paint::Bold => Style::new().bold(),
+            Paint::Red => AnsiColor::Red.on_default(),
+            Paint::Green => AnsiColor::Green.on_default(),
+            Paint::Yellow => AnsiColor::Yellow.on_default(),
+            Paint::Dim => Style::new().dimmed(),
         };
-        format!("\x1b[{code}m{text}\x1b[0m")
+        format!("{style}{text}{style:#}")
     }
 
     fn line(&mut self, text: &str) -> io::Result<()> {
