@@ -114,6 +114,7 @@ impl Read for Input {
 
 /// Why reading a line or an input stopped.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum ReadError {
     /// The line (or the whole input) is longer than the limit; `offset` is
     /// the byte of the file where the limit was passed.

@@ -22,7 +22,7 @@ use crate::Context;
 /// archive in memory: about 6 times its size at the peak on `ndarc gen`
 /// output (367 MB for 64 MB), up to about 21 times for an archive that is
 /// mostly manifest (issue 11: 3.8 GB for 182 MB); see README.md, Limits.
-pub const DEFAULT_MAX_RESEAL_BYTES: &str = "64M";
+pub(crate) const DEFAULT_MAX_RESEAL_BYTES: &str = "64M";
 
 /// What `canon` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]

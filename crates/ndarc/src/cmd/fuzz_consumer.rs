@@ -32,7 +32,7 @@ use crate::term::{self, paint, Style};
 use crate::Context;
 
 /// The token replaced by the archive's path.
-pub const ARCHIVE_TOKEN: &str = "{archive}";
+pub(crate) const ARCHIVE_TOKEN: &str = "{archive}";
 
 const EXAMPLES: &str = "\
 Examples:
@@ -137,13 +137,13 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
 /// in `"…"` a backslash escapes only `"`, `\\`, `$`, `` ` `` and a newline;
 /// outside quotes a backslash escapes the next character. An unterminated
 /// quote or a trailing backslash is an error.
-pub fn split_words(line: &str) -> Result<Vec<String>, String> {
+pub(crate) fn split_words(line: &str) -> Result<Vec<String>, String> {
     shlex::split(line).ok_or_else(|| "an unterminated quote or a backslash at the end".to_string())
 }
 
 /// The consumer's arguments for `archive`: each `{archive}` in a word is
 /// replaced by the path; without any, the path is appended.
-pub fn command_for(words: &[String], archive: &Path) -> Vec<OsString> {
+pub(crate) fn command_for(words: &[String], archive: &Path) -> Vec<OsString> {
     let mut found = false;
     let mut out: Vec<OsString> = words
         .iter()
@@ -172,7 +172,7 @@ pub fn command_for(words: &[String], archive: &Path) -> Vec<OsString> {
 
 /// How one run of the consumer ended.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// The exit code, when it exited.
     pub code: Option<i32>,
     /// The signal that killed it, when one did (and it was not ours).
@@ -285,7 +285,7 @@ fn take_head(kept: &Mutex<Kept>, finished: &std::sync::mpsc::Receiver<()>) -> St
 /// Runs the consumer on one archive: standard input empty, the first
 /// `max_output` bytes of standard output and error kept, its own process
 /// group, which is killed when the consumer exits or after `timeout`.
-pub fn run_consumer(
+pub(crate) fn run_consumer(
     argv: &[OsString],
     timeout: Duration,
     max_output: usize,
@@ -377,7 +377,7 @@ impl Drop for Scratch {
 
 /// Small generator options drawn from `seed`: 0–6 tables of 0–13 rows, up
 /// to 3 objects and 3 payloads, parts of 1 to 5 KB.
-pub fn run_options(seed: u64) -> GenOptions {
+pub(crate) fn run_options(seed: u64) -> GenOptions {
     let mut r = Rng::new(seed);
     let lo = r.below(6);
     let span = r.below(8);
@@ -401,7 +401,7 @@ pub fn run_options(seed: u64) -> GenOptions {
 
 /// What a problem is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A mutant (invalid) accepted.
     InvalidAccepted,
     /// A valid archive rejected.

@@ -198,7 +198,7 @@ fn delta(d: &BinaryDelta) -> Value<'static> {
 }
 
 /// The summary as one JSON line.
-pub fn summary_json(s: &Summary) -> Vec<u8> {
+pub(crate) fn summary_json(s: &Summary) -> Vec<u8> {
     let n = |x: u64| Value::from(x as i64);
     let mut o = Object::new();
     o.insert("bytes", n(s.bytes));
@@ -228,7 +228,7 @@ pub fn summary_json(s: &Summary) -> Vec<u8> {
 }
 
 /// Writes a `--summary` line to standard error; a failure is exit 2.
-pub fn write_summary(line: &[u8]) -> Result<(), Failure> {
+pub(crate) fn write_summary(line: &[u8]) -> Result<(), Failure> {
     use std::io::Write as _;
     std::io::stderr()
         .write_all(line)

@@ -17,7 +17,7 @@ use crate::Context;
 /// The default `--max-input-bytes`: mutants are built in memory, at 10 to
 /// 13 times the input at the peak (620-640 MB for 64 MB of `ndarc gen`
 /// output; README.md, Limits).
-pub const DEFAULT_MAX_INPUT_BYTES: &str = "64M";
+pub(crate) const DEFAULT_MAX_INPUT_BYTES: &str = "64M";
 
 const EXAMPLES: &str = "\
 Examples:
@@ -162,7 +162,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
 }
 
 /// `CODE at line N (mutation NAME): DESCRIPTION`.
-pub fn describe(m: &Mutant) -> String {
+pub(crate) fn describe(m: &Mutant) -> String {
     let mut s = format!(
         "{} at line {} (mutation {}): {}",
         m.code,
@@ -181,7 +181,7 @@ fn codes(v: &[Code]) -> String {
 }
 
 /// A finding code by name, as a usage error when unknown.
-pub fn parse_code(name: &str) -> Result<Code, Failure> {
+pub(crate) fn parse_code(name: &str) -> Result<Code, Failure> {
     Code::from_name(name.trim()).ok_or_else(|| {
         Failure::new(format!(
             "unknown code {name:?}; `ndarc mutate --list` shows the codes and mutations"
@@ -205,7 +205,7 @@ fn too_large(name: &str, limit: usize) -> Failure {
 
 /// Reads a whole input (a file or `-`) of at most `limit` bytes. A larger
 /// file is refused before it is read.
-pub fn read_input(path: &Path, limit: usize) -> Result<Vec<u8>, Failure> {
+pub(crate) fn read_input(path: &Path, limit: usize) -> Result<Vec<u8>, Failure> {
     let mut input = Input::open(path)?;
     if input.file_len().is_some_and(|len| len > limit as u64) {
         return Err(too_large(input.name(), limit));
@@ -236,7 +236,7 @@ fn list() -> CmdResult {
 
 /// Prepares an output directory: creates it when missing; refuses one that
 /// holds anything unless `force`; refuses a file.
-pub fn prepare_outdir(dir: &Path, force: bool) -> Result<(), Failure> {
+pub(crate) fn prepare_outdir(dir: &Path, force: bool) -> Result<(), Failure> {
     match fs::metadata(dir) {
         Ok(meta) if !meta.is_dir() => Err(Failure::new(format!(
             "{} is not a directory",
@@ -259,7 +259,12 @@ pub fn prepare_outdir(dir: &Path, force: bool) -> Result<(), Failure> {
 }
 
 /// Writes `bytes` to `path` atomically, with `mode` for a new file.
-pub fn write_atomic(path: &Path, bytes: &[u8], force: bool, mode: FileMode) -> Result<(), Failure> {
+pub(crate) fn write_atomic(
+    path: &Path,
+    bytes: &[u8],
+    force: bool,
+    mode: FileMode,
+) -> Result<(), Failure> {
     let mut f = AtomicFile::create_with(path, force, mode)?;
     f.write_all(bytes)
         .map_err(|e| Failure::path("cannot write", path, &e))?;
