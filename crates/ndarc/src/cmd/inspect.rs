@@ -18,7 +18,7 @@ use crate::Context;
     long_about = "Show what an archive holds: format and version, product, export time, source, \
 tables with columns, keys and row counts, objects and payloads, exclusions, required \
 configuration, migrations and the journal (count, first and last entries; the whole with \
---json), part count, size and hashes. Reads only the first and last lines of a file \
+--format json), part count, size and hashes. Reads only the first and last lines of a file \
 (it does not verify: use `ndarc verify`).",
     after_help = "\
 Examples:
@@ -222,7 +222,7 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
     let journal_bytes = journal
         .map(|j| ndarc_json::to_canonical_string(j).len())
         .unwrap_or(0);
-    // The whole values, for --json (they are canonical JSON, so serde_json
+    // The whole values, for --format json (they are canonical JSON, so serde_json
     // reads them back; a failure leaves null rather than aborting).
     let whole = |v: Option<&ndarc_json::Value<'_>>| {
         v.and_then(|v| {
