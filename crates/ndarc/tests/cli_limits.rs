@@ -259,6 +259,24 @@ fn mutate_refuses_a_large_input_before_reading_it() {
     assert!(r.stderr.contains("--max-input-bytes"), "{}", r.stderr);
 }
 
+/// Item 14: `canon --reseal -` stops reading at --max-input-bytes, with
+/// that one error and no finding about the line it cut.
+#[test]
+fn reseal_from_a_pipe_stops_at_the_limit() {
+    let dir = Scratch::new("reseal-pipe");
+    let bytes = std::fs::read(example()).expect("example");
+    let r = ndarc_in(
+        &dir.0,
+        &["canon", "--reseal", "--max-input-bytes", "1K", "-"],
+        &bytes,
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(r.stderr.contains("--max-input-bytes"), "{}", r.stderr);
+    let r = ndarc_in(&dir.0, &["canon", "--reseal", "-"], &bytes);
+    assert_eq!(r.code, 0, "{r:?}");
+}
+
 /// Smaller ones: diff words OS errors as verify does, without Rust's
 /// `(os error N)`.
 #[test]

@@ -166,6 +166,34 @@ fn check_reseal_size(input: &Input, limit: usize) -> Result<(), Failure> {
     }
 }
 
+/// A reader that fails once more than `left` bytes would be read.
+struct Capped<'a> {
+    inner: &'a mut Input,
+    left: u64,
+    hit: bool,
+}
+
+impl Read for Capped<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => {
+                    self.hit = true;
+                    Err(std::io::Error::other("over --max-input-bytes"))
+                }
+            };
+        }
+        let room = usize::try_from(self.left)
+            .unwrap_or(usize::MAX)
+            .min(buf.len());
+        let n = self.inner.read(&mut buf[..room])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
 /// `--reseal`: canonicalize every line into memory, reseal, write. Nothing
 /// is written when a line is not JSON or the archive cannot be resealed.
 fn reseal(
@@ -177,20 +205,25 @@ fn reseal(
 ) -> CmdResult {
     let name = input.name().to_string();
     let mut lines = Vec::new();
-    // At most `max_input` bytes are read (a pipe can hold more than its
-    // size said); one more tells that there was more.
-    let mut bounded = (&mut *input).take(max_input as u64 + 1);
+    // At most `max_input` bytes are read (standard input has no size to
+    // check first); more is a read error, before any line is judged.
+    let mut capped = Capped {
+        inner: &mut *input,
+        left: max_input as u64,
+        hit: false,
+    };
     let status = ndjson_from(
         &name,
-        &mut bounded,
+        &mut capped,
         Some(&mut out),
         Some(&mut lines),
         limits,
         ctx,
-    )?;
-    if bounded.limit() == 0 {
+    );
+    if capped.hit {
         return Err(too_large_to_reseal(&name, max_input));
     }
+    let status = status?;
     if status != Status::Success {
         if let Output::File(file) = out {
             drop(file);
