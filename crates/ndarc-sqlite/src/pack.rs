@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ndarc_format::catalogue::{
-    cmp_payload_names, content_header_digest, is_iso_timestamp, is_name, iso_time, rowid_alias,
-    schema_identity, ROWID_ALIASES,
+    cmp_payload_names, content_header_digest, has_copy_rowid, is_iso_timestamp, is_name, iso_time,
+    matches_exclusion, projected_columns_len, rowid_alias, schema_identity, ROWID_ALIASES,
+    TRANSFER_SQL_LIMIT, TRANSFER_SQL_RESERVE,
 };
 use ndarc_format::hash::{hex, row_content_pieces};
 use ndarc_format::pack::{chunk_cap, chunk_part, push_base64, PartWriter, RowPacker};
@@ -27,27 +28,7 @@ use sha2::{Digest, Sha256};
 
 use crate::quote;
 
-/// The producer's default table exclusions (`catalogue.mjs` `defaults`):
-/// compared ignoring ASCII case, a trailing `%` matches any suffix.
-pub const DEFAULT_EXCLUDED_TABLES: [&str; 13] = [
-    "sqlite_%",
-    "_cf_%",
-    "d1_migrations",
-    "_rer_deploy_migrations",
-    "_rer_portability_migrations",
-    "rer_portability_%",
-    "rer_mail_development_outbox",
-    "rer_ai_development_outbox",
-    "oa_%",
-    "oc_%",
-    "rer_dependency_keys",
-    "rer_dependency_pending",
-    "rer_dependency_codes",
-];
-
-/// The producer's SQL statement limit (D1's), less the 1024 bytes it keeps
-/// for copy names and joins, bounds a table's projected column list.
-const SQL_LIMIT: usize = 100_000;
+pub use ndarc_format::catalogue::DEFAULT_EXCLUDED_TABLES;
 
 /// What to pack and the manifest's header members.
 #[derive(Debug, Clone)]
@@ -294,16 +275,6 @@ struct Table {
     count: u64,
 }
 
-/// Whether `table` matches the exclusion `pattern` (ASCII case-insensitive,
-/// a trailing `%` a prefix), as `catalogue.mjs` `matches`.
-pub fn matches_pattern(table: &str, pattern: &str) -> bool {
-    let t = table.to_ascii_lowercase();
-    match pattern.strip_suffix('%') {
-        Some(prefix) => t.starts_with(&prefix.to_ascii_lowercase()),
-        None => t == pattern.to_ascii_lowercase(),
-    }
-}
-
 struct Catalogue {
     tables: Vec<Table>,
     excluded: Vec<String>,
@@ -353,7 +324,7 @@ fn catalogue(conn: &Connection, opts: &PackOptions) -> Result<Catalogue, PackErr
     let is_excluded = |o: &SchemaObject| {
         o.kind == "table"
             && !opts.include_tables.contains(&o.name)
-            && (patterns.iter().any(|p| matches_pattern(&o.name, p))
+            && (patterns.iter().any(|p| matches_exclusion(&o.name, p))
                 || opts.derived_tables.iter().any(|p| {
                     o.name == *p
                         || (kind_of(&o.name).is_some_and(|k| k.1 == "shadow")
@@ -461,17 +432,22 @@ fn catalogue(conn: &Connection, opts: &PackOptions) -> Result<Catalogue, PackErr
             ));
         }
         // Both the base cells and the encoded read must fit the SQL limit.
-        for encoded in [false, true] {
-            let len = projected_len(&columns, encoded);
-            if len + 1024 > SQL_LIMIT {
-                return Err(refuse(
-                    "transfer_sql_limit",
-                    name,
-                    None,
-                    None,
-                    format!("table {name} is too wide: its column list takes {len} bytes of SQL, more than {} (the producer's statement limit less 1024)", SQL_LIMIT - 1024),
-                ));
-            }
+        let len = projected_columns_len(
+            columns
+                .iter()
+                .map(|c| (c.name.as_str(), c.decl.as_str(), c.generated.is_some())),
+        );
+        if len + TRANSFER_SQL_RESERVE > TRANSFER_SQL_LIMIT {
+            return Err(refuse(
+                "transfer_sql_limit",
+                name,
+                None,
+                None,
+                format!(
+                    "table {name} is too wide: its column list takes {len} bytes of SQL, more than {} (the producer's statement limit less {TRANSFER_SQL_RESERVE})",
+                    TRANSFER_SQL_LIMIT - TRANSFER_SQL_RESERVE
+                ),
+            ));
         }
         let mut dependencies: Vec<String> = Vec::new();
         {
@@ -511,8 +487,7 @@ fn catalogue(conn: &Connection, opts: &PackOptions) -> Result<Catalogue, PackErr
                 format!("table {name} has no primary key and its columns shadow rowid, _rowid_ and oid, so its rowids cannot be read"),
             ));
         };
-        let copy_alias = rowid_alias(names, false).ok().flatten();
-        if copy_alias.is_none() {
+        if !has_copy_rowid(names) {
             return Err(refuse(
                 "unsupported_copy_rowid",
                 name,
@@ -598,22 +573,6 @@ fn text(v: ValueRef<'_>) -> String {
         ValueRef::Real(f) => f.to_string(),
         ValueRef::Null => String::new(),
     }
-}
-
-/// Length of the producer's `projectedColumns(table, encoded)`.
-fn projected_len(columns: &[Column], encoded: bool) -> usize {
-    let parts: Vec<String> = columns
-        .iter()
-        .filter(|c| !encoded || c.generated.is_none())
-        .map(|c| {
-            if encoded && c.affinity == Affinity::Integer {
-                format!("CAST(s.{} AS TEXT) AS {}", quote(&c.name), quote(&c.name))
-            } else {
-                format!("s.{}", quote(&c.name))
-            }
-        })
-        .collect();
-    parts.join(",").len()
 }
 
 fn prepare_table(t: &mut Table, opts: &PackOptions) {
@@ -1571,13 +1530,13 @@ mod tests {
 
     #[test]
     fn patterns_match_as_catalogue_mjs() {
-        assert!(matches_pattern("SQLITE_sequence", "sqlite_%"));
-        assert!(matches_pattern("_CF_kv", "_cf_%"));
-        assert!(!matches_pattern("x_cf_kv", "_cf_%"));
-        assert!(matches_pattern("D1_Migrations", "d1_migrations"));
-        assert!(!matches_pattern("d1_migrations2", "d1_migrations"));
+        assert!(matches_exclusion("SQLITE_sequence", "sqlite_%"));
+        assert!(matches_exclusion("_CF_kv", "_cf_%"));
+        assert!(!matches_exclusion("x_cf_kv", "_cf_%"));
+        assert!(matches_exclusion("D1_Migrations", "d1_migrations"));
+        assert!(!matches_exclusion("d1_migrations2", "d1_migrations"));
         // Only a trailing % is special; `_` is a plain character.
-        assert!(!matches_pattern("oaX", "oa_%"));
-        assert!(matches_pattern("anything", "%"));
+        assert!(!matches_exclusion("oaX", "oa_%"));
+        assert!(matches_exclusion("anything", "%"));
     }
 }

@@ -112,13 +112,22 @@ fn refuses_tables_whose_rowid_cannot_be_read() {
 
 #[test]
 fn refuses_a_foreign_key_to_an_excluded_table() {
-    let sql =
-        "CREATE TABLE _cf_kv(id INTEGER PRIMARY KEY); CREATE TABLE t(a REFERENCES _CF_KV(id));";
-    let (code, m) = code_of(sql, &opts());
+    // The default patterns exclude _cf_kv: a foreign key to it is refused.
+    let (code, m) = code_of(
+        "CREATE TABLE _cf_kv(id INTEGER PRIMARY KEY); CREATE TABLE t(a REFERENCES _CF_KV(id));",
+        &opts(),
+    );
     assert_eq!(code, "excluded_foreign_key");
     assert!(m.contains("table t has a foreign key to _cf_kv"), "{m}");
+    // So does a user pattern; including the parent packs both.
+    let sql =
+        "CREATE TABLE parent(id INTEGER PRIMARY KEY); CREATE TABLE t(a REFERENCES PARENT(id));";
     let mut o = opts();
-    o.include_tables = vec!["_cf_kv".into()];
+    o.exclude_tables = vec!["PAR%".into()];
+    let (code, m) = code_of(sql, &o);
+    assert_eq!(code, "excluded_foreign_key");
+    assert!(m.contains("table t has a foreign key to parent"), "{m}");
+    o.include_tables = vec!["parent".into()];
     let (_d, p) = db(sql);
     let (bytes, s) = pack_vec(&p, &o).unwrap();
     assert_valid(&bytes);
