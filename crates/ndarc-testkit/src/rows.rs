@@ -478,16 +478,7 @@ fn write_cell(c: Cell, s: &Scratch, out: &mut Vec<u8>) {
     }
 }
 
-/// Appends the canonical base64 of `bytes` to `out`.
-pub(crate) fn push_base64(bytes: &[u8], out: &mut Vec<u8>) {
-    let start = out.len();
-    let len = base64_simd::STANDARD.encoded_length(bytes.len());
-    out.resize(start + len, 0);
-    let written = base64_simd::STANDARD
-        .encode(bytes, base64_simd::Out::from_slice(&mut out[start..]))
-        .len();
-    out.truncate(start + written);
-}
+pub(crate) use ndarc_format::pack::push_base64;
 
 /// The later-export parameters a row maker needs.
 #[derive(Debug, Clone, Copy)]
