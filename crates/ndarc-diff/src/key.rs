@@ -1,8 +1,11 @@
-//! Row keys as spans of a line: order, equality and text.
+//! Row keys as spans of a line: order, equality and text, through the one
+//! key order and key digest of `ndarc_format::key`.
 
 use std::cmp::Ordering;
 
-use crate::scan::{slice, KeyVal, Span};
+use ndarc_format::key::KeyCell;
+
+use crate::scan::{slice, Span};
 
 /// A row key in some buffer: the rowid, or the primary-key cells.
 #[derive(Debug, Clone, Copy)]
@@ -34,7 +37,8 @@ impl KeyRef<'_> {
     }
 
     /// A total order: rowids by value, before primary keys; primary keys
-    /// in SQLite BINARY order component by component, ties broken by text.
+    /// in SQLite BINARY order component by component
+    /// ([`KeyCell::cmp_sqlite`]), ties broken by text.
     pub(crate) fn cmp(&self, other: &KeyRef<'_>) -> Ordering {
         match (self.rowid, other.rowid) {
             (Some((a, _)), Some((b, _))) => a.cmp(&b),
@@ -46,8 +50,8 @@ impl KeyRef<'_> {
                     if ta == tb {
                         continue;
                     }
-                    let o = KeyVal::of(ta)
-                        .cmp_sqlite(&KeyVal::of(tb))
+                    let o = KeyCell::of_json(ta)
+                        .cmp_sqlite(&KeyCell::of_json(tb))
                         .then_with(|| ta.cmp(tb));
                     if o != Ordering::Equal {
                         return o;
@@ -65,6 +69,14 @@ impl KeyRef<'_> {
         self.write_text(&mut out);
         String::from_utf8(out)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+
+    /// [`ndarc_format::key::key_digest`] of the key text: the same digest
+    /// the verifier's duplicate re-scan uses.
+    pub(crate) fn digest(&self) -> u128 {
+        let mut text = Vec::new();
+        self.write_text(&mut text);
+        ndarc_format::key::key_digest(&text)
     }
 
     /// Appends the key text to `out`.
@@ -127,7 +139,9 @@ impl OwnedKey {
     }
 }
 
-/// A 128-bit digest of bytes (the first half of their SHA-256).
+/// A 128-bit digest of a row's compared cells (the first half of the
+/// SHA-256 of their length-prefixed texts): rows are equal on those cells
+/// when their digests are.
 pub(crate) fn digest128(parts: &[&[u8]]) -> u128 {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
@@ -170,6 +184,8 @@ mod tests {
             pk: &[],
         };
         assert_eq!(r.text(), "17");
+        assert_eq!(r.digest(), ndarc_format::key::key_digest(b"17"));
+        assert_eq!(k1.digest(), ndarc_format::key::key_digest(br#"[1,"a"]"#));
         assert_eq!(r.cmp(&k1), Ordering::Less);
     }
 }

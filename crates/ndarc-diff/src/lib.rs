@@ -76,6 +76,7 @@ pub struct Options {
 
 /// Why a diff could not be made.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// An input could not be read.
     #[error("{name}: {source}")]

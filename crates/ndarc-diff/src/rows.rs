@@ -315,6 +315,17 @@ impl<'t> Pair<'t> {
     }
 }
 
+/// The position in `p.rows` of item `item`: rows are numbered by item, so
+/// this is a lookup, not a search (a search per row would make a hash join
+/// quadratic in the rows of a part).
+fn row_at(p: &PartRows, item: u32) -> Option<usize> {
+    let i = usize::try_from(item).ok()?;
+    match p.rows.get(i) {
+        Some(r) if r.item == item => Some(i),
+        _ => p.rows.iter().position(|r| r.item == item),
+    }
+}
+
 fn cell<'b>(bytes: &'b [u8], cells: &[Span], at: usize) -> &'b [u8] {
     cells.get(at).map_or(&[][..], |s| slice(bytes, *s))
 }
@@ -457,9 +468,12 @@ fn hash_join(
                 cached = Some(stream.reread(pos.0, t)?);
             }
             if let Some(p) = &cached {
-                if let Some(i) = p.rows.iter().position(|r| r.item == pos.1) {
+                if let Some(i) = row_at(p, pos.1) {
                     let digest = pair.digest(p, i, side);
-                    index.insert(digest128(&[key.as_bytes()]), Entry { digest, pos });
+                    index.insert(
+                        ndarc_format::key::key_digest(key.as_bytes()),
+                        Entry { digest, pos },
+                    );
                 }
             }
         }
@@ -469,14 +483,14 @@ fn hash_join(
         if a.ready(ta)? {
             if let (Some(pa), Some(t)) = (a.cur.as_ref(), tb) {
                 for i in a.pos..pa.rows.len() {
-                    let kh = digest128(&[pa.key(i, ka).text().as_bytes()]);
+                    let kh = pa.key(i, ka).digest();
                     let digest = pair.digest(pa, i, Side::Before);
                     let pos = (pa.offset, pa.rows[i].item);
                     match index_b.remove(&kh) {
                         Some(e) if e.digest == digest => {}
                         Some(e) => {
                             let pb = b.reread(e.pos.0, t)?;
-                            if let Some(j) = pb.rows.iter().position(|r| r.item == e.pos.1) {
+                            if let Some(j) = row_at(&pb, e.pos.1) {
                                 acc.changed.push((pos, pair.change(pa, i, &pb, j)));
                             }
                         }
@@ -497,14 +511,14 @@ fn hash_join(
         if b.ready(tb)? {
             if let (Some(pb), Some(t)) = (b.cur.as_ref(), ta) {
                 for j in b.pos..pb.rows.len() {
-                    let kh = digest128(&[pb.key(j, kb).text().as_bytes()]);
+                    let kh = pb.key(j, kb).digest();
                     let digest = pair.digest(pb, j, Side::After);
                     let pos = (pb.offset, pb.rows[j].item);
                     match index_a.remove(&kh) {
                         Some(e) if e.digest == digest => {}
                         Some(e) => {
                             let pa = a.reread(e.pos.0, t)?;
-                            if let Some(i) = pa.rows.iter().position(|r| r.item == e.pos.1) {
+                            if let Some(i) = row_at(&pa, e.pos.1) {
                                 acc.changed.push((e.pos, pair.change(&pa, i, pb, j)));
                             }
                         }
@@ -540,7 +554,7 @@ fn hash_join(
                 cached = Some(stream.reread(pos.0, t)?);
             }
             if let Some(p) = &cached {
-                if let Some(i) = p.rows.iter().position(|r| r.item == pos.1) {
+                if let Some(i) = row_at(p, pos.1) {
                     list.push((pos, p.key(i, pk).text()));
                 }
             }

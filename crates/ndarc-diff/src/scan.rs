@@ -6,11 +6,6 @@
 //! are. The scanner is still total on any input: malformed text gives an
 //! error, never a panic.
 
-use std::borrow::Cow;
-use std::cmp::Ordering;
-
-use memchr::memchr2;
-
 /// A byte range `start..end` in a line.
 pub(crate) type Span = (u32, u32);
 
@@ -48,70 +43,13 @@ fn ws(b: &[u8], mut i: usize) -> usize {
 
 /// Index just past the string starting at `i` (which holds `"`).
 fn skip_string(b: &[u8], i: usize) -> Result<usize> {
-    let mut j = i + 1;
-    // Most cells are short: a plain loop beats setting up a vector search.
-    let stop = (j + 32).min(b.len());
-    while j < stop {
-        match b[j] {
-            b'"' => return Ok(j + 1),
-            b'\\' => j += 2,
-            _ => j += 1,
-        }
-    }
-    loop {
-        let Some(k) = b.get(j..).and_then(|rest| memchr2(b'"', b'\\', rest)) else {
-            return err(i, "unterminated string");
-        };
-        j += k;
-        if b[j] == b'"' {
-            return Ok(j + 1);
-        }
-        j += 2;
-    }
+    ndarc_json::skip_string(b, i).map_or_else(|| err(i, "unterminated string"), Ok)
 }
 
-/// Index just past the value starting at `i`.
+/// Index just past the value starting at `i` (`ndarc_json::skip_value`,
+/// the one value skipper).
 pub(crate) fn skip_value(b: &[u8], i: usize) -> Result<usize> {
-    match b.get(i) {
-        None => err(i, "value expected"),
-        Some(b'"') => skip_string(b, i),
-        Some(b'{' | b'[') => {
-            let mut depth = 0usize;
-            let mut j = i;
-            while let Some(&c) = b.get(j) {
-                match c {
-                    b'"' => {
-                        j = skip_string(b, j)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Ok(j + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-            err(i, "unterminated object or array")
-        }
-        Some(_) => {
-            let mut j = i;
-            while let Some(&c) = b.get(j) {
-                if matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r' | b':') {
-                    break;
-                }
-                j += 1;
-            }
-            if j == i {
-                err(i, "value expected")
-            } else {
-                Ok(j)
-            }
-        }
-    }
+    ndarc_json::skip_value(b, i).map_or_else(|| err(i, "value expected or unterminated"), Ok)
 }
 
 /// Calls `f(name, value)` for each member of the object at `i` (names with
@@ -294,74 +232,6 @@ pub(crate) fn scan_part(b: &[u8]) -> Result<PartScan> {
     }
 }
 
-/// One primary-key value, compared as SQLite's BINARY collation orders
-/// values (NULL < numbers < text by UTF-8 bytes < blobs by bytes), the
-/// order of [`ndarc_format::key::KeyPart::cmp_sqlite`], built from a cell's
-/// canonical text without allocating for numbers and unescaped text.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum KeyVal<'a> {
-    Null,
-    Num(f64),
-    Text(Cow<'a, [u8]>),
-    Blob(Cow<'a, [u8]>),
-}
-
-impl<'a> KeyVal<'a> {
-    /// The key value of a cell's JSON text.
-    pub(crate) fn of(text: &'a [u8]) -> KeyVal<'a> {
-        match text.first() {
-            Some(b'"') => {
-                let inner = &text[1..text.len().saturating_sub(1).max(1)];
-                if !inner.contains(&b'\\') {
-                    return KeyVal::Text(Cow::Borrowed(inner));
-                }
-                match ndarc_json::parse(text) {
-                    Ok(ndarc_json::Value::String(s)) => {
-                        KeyVal::Text(Cow::Owned(s.into_owned().into_bytes()))
-                    }
-                    _ => KeyVal::Text(Cow::Borrowed(inner)),
-                }
-            }
-            Some(b'{') => match ndarc_json::parse(text) {
-                Ok(v) => match v.get("blob").and_then(ndarc_json::Value::as_str) {
-                    Some(b64) => KeyVal::Blob(Cow::Owned(
-                        ndarc_format::catalogue::decode_base64(b64)
-                            .unwrap_or_else(|| b64.as_bytes().to_vec()),
-                    )),
-                    None => KeyVal::Null,
-                },
-                Err(_) => KeyVal::Null,
-            },
-            Some(b't') => KeyVal::Num(1.0),
-            Some(b'f') => KeyVal::Num(0.0),
-            Some(b'n' | b'[') | None => KeyVal::Null,
-            Some(_) => std::str::from_utf8(text)
-                .ok()
-                .and_then(|s| s.parse::<f64>().ok())
-                .map_or(KeyVal::Null, KeyVal::Num),
-        }
-    }
-
-    fn rank(&self) -> u8 {
-        match self {
-            KeyVal::Null => 0,
-            KeyVal::Num(_) => 1,
-            KeyVal::Text(_) => 2,
-            KeyVal::Blob(_) => 3,
-        }
-    }
-
-    /// SQLite BINARY order; `-0` equals `0`.
-    pub(crate) fn cmp_sqlite(&self, other: &KeyVal<'_>) -> Ordering {
-        match (self, other) {
-            (KeyVal::Num(a), KeyVal::Num(b)) => a.partial_cmp(b).unwrap_or(Ordering::Equal),
-            (KeyVal::Text(a), KeyVal::Text(b)) => a.as_ref().cmp(b.as_ref()),
-            (KeyVal::Blob(a), KeyVal::Blob(b)) => a.as_ref().cmp(b.as_ref()),
-            (a, b) => a.rank().cmp(&b.rank()),
-        }
-    }
-}
-
 /// Parses a rowid's canonical text.
 pub(crate) fn rowid_of(text: &[u8]) -> Option<i64> {
     let s = std::str::from_utf8(text).ok()?;
@@ -373,7 +243,6 @@ pub(crate) fn rowid_of(text: &[u8]) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarc_format::key::KeyPart;
 
     #[test]
     fn scans_a_rows_part() {
@@ -423,34 +292,7 @@ mod tests {
     }
 
     #[test]
-    fn key_order_matches_keypart() {
-        let texts: [&[u8]; 12] = [
-            b"null",
-            b"-5",
-            b"0",
-            b"1.5",
-            b"1e+21",
-            b"\"\"",
-            b"\"A\"",
-            b"\"a\\\"b\"",
-            b"\"\xc3\xa9\"",
-            b"\"\xef\xac\xb3\"",
-            b"{\"blob\":\"\"}",
-            b"{\"blob\":\"AQI=\"}",
-        ];
-        for a in texts {
-            for b in texts {
-                let ka = KeyPart::of(&ndarc_json::parse(a).unwrap());
-                let kb = KeyPart::of(&ndarc_json::parse(b).unwrap());
-                assert_eq!(
-                    KeyVal::of(a).cmp_sqlite(&KeyVal::of(b)),
-                    ka.cmp_sqlite(&kb),
-                    "{:?} {:?}",
-                    String::from_utf8_lossy(a),
-                    String::from_utf8_lossy(b)
-                );
-            }
-        }
+    fn rowids() {
         assert_eq!(rowid_of(b"-7"), Some(-7));
         assert_eq!(rowid_of(b"1e+21"), None);
         assert_eq!(rowid_of(b"x"), None);

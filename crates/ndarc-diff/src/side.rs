@@ -450,9 +450,9 @@ fn at_of<'l>(line: &'l ndarc_verify::lines::Line<'_>) -> LineRef<'l> {
 }
 
 /// A part line the verifier's fast path accepted, reduced to its rows'
-/// spans from the spans that path recorded (no second scan). The rows are
-/// in strictly increasing key order within the part (the fast path accepts
-/// nothing else), so only the step from the previous part is compared.
+/// spans from the spans that path recorded (no second scan). The fast path
+/// says whether the rows rose strictly within the part, so only the step
+/// from the previous part is compared.
 fn rows_from_spans(
     bytes: Vec<u8>,
     info: &LineInfo,
@@ -492,10 +492,11 @@ fn rows_from_spans(
         ordered: true,
     };
     if let Some(last) = part.rows.len().checked_sub(1) {
-        part.ordered = match last_key {
-            Some((lt, lk)) if *lt == table => lk.as_ref().cmp(&part.key(0, k)).is_lt(),
-            _ => true,
-        };
+        part.ordered = spans.ordered
+            && match last_key {
+                Some((lt, lk)) if *lt == table => lk.as_ref().cmp(&part.key(0, k)).is_lt(),
+                _ => true,
+            };
         *last_key = Some((table, part.key(last, k).to_owned_key()));
     }
     part

@@ -9,11 +9,11 @@ use sha2::{Digest, Sha256};
 use crate::code::{Code, Severity};
 use crate::finding::Finding;
 use crate::hash::{hex, ArchiveHasher, ContentHasher, Digest32};
-use crate::key::RowKey;
+use crate::key::{key_step, RowKey};
 use crate::manifest::Manifest;
-use crate::part::{
-    key_step, row_key_digest, Anchors, BinaryKind, BinaryPart, Body, Chunk, Closing, LineSummary,
-    Plan, RowsPart,
+use crate::plan::Plan;
+use crate::summary::{
+    Anchors, BinaryKind, BinaryPart, Body, Chunk, Closing, Descent, LineSummary, RowsPart,
 };
 
 /// Findings kept for a report: at most `max` kept, all counted.
@@ -214,8 +214,16 @@ impl Assembler {
         &self.plan.manifest
     }
 
-    fn at_manifest(&mut self, code: Code, pointer: String, msg: String) {
-        let rel = ndarc_json::locate(&self.manifest_line, &pointer).unwrap_or(0) as u64;
+    /// A finding on the manifest line. They come at the end, in manifest
+    /// order, so one `locator` walks the line once for all of them.
+    fn at_manifest(
+        &mut self,
+        locator: &mut ndarc_json::Locator<'_>,
+        code: Code,
+        pointer: String,
+        msg: String,
+    ) {
+        let rel = locator.locate(&pointer).unwrap_or(0) as u64;
         self.findings.push(Finding::new(
             code,
             self.manifest_line_no,
@@ -345,7 +353,13 @@ impl Assembler {
             }
             st.unordered = !ordered;
         }
+        // Keys that fell within the part: reported only if the table was
+        // in key order until then (once per table, SPEC.md §5.3).
+        let mut descent: Option<Descent> = None;
         if !r.ordered {
+            if !st.unordered {
+                descent = r.descent;
+            }
             st.unordered = true;
         }
         if r.last_key.is_some() {
@@ -361,6 +375,15 @@ impl Assembler {
         }
         for (code, p, msg) in pending {
             self.at_line(pos, anchors, code, p, msg);
+        }
+        if let Some(d) = descent {
+            self.findings.push(Finding::new(
+                Code::RowKeyOrder,
+                pos.0,
+                pos.1 + u64::from(d.offset),
+                d.pointer,
+                d.message,
+            ));
         }
         self.content.add_row_digests(&r.row_digests);
     }
@@ -468,12 +491,15 @@ impl Assembler {
             };
             return (outcome, self.findings);
         }
+        let manifest_line = std::mem::take(&mut self.manifest_line);
+        let mut locator = ndarc_json::Locator::new(&manifest_line);
         for t in 0..self.tables.len() {
             let count = self.manifest().tables[t].count;
             let rows = self.tables[t].rows;
             if rows < count {
                 let name = self.manifest().tables[t].name.clone();
                 self.at_manifest(
+                    &mut locator,
                     Code::RowCount,
                     format!("/tables/{t}/count"),
                     format!("table {name:?} has {rows} row items but its count is {count}"),
@@ -501,13 +527,19 @@ impl Assembler {
                         kind.as_str()
                     ),
                 };
-                self.at_manifest(Code::BinaryMissing, format!("/{list}/{i}"), msg);
+                self.at_manifest(
+                    &mut locator,
+                    Code::BinaryMissing,
+                    format!("/{list}/{i}"),
+                    msg,
+                );
             }
         }
         let declared = self.manifest().part_count;
         if declared != self.parts {
             let parts = self.parts;
             self.at_manifest(
+                &mut locator,
                 Code::PartCountMismatch,
                 "/partCount".into(),
                 format!(
@@ -570,41 +602,5 @@ impl Assembler {
             rescan,
         };
         (outcome, self.findings)
-    }
-}
-
-/// Finds duplicate keys in a table whose rows are out of key order, from
-/// the keys of its parts re-read in order: `parts` yields, per part, its
-/// line, offset and keys with their item positions. Reports each repeat
-/// (not those already found between neighbours, which the line rules
-/// report).
-pub fn rescan_duplicates(
-    table: &str,
-    parts: impl Iterator<Item = (u64, u64, Vec<(RowKey, usize, u32)>)>,
-    findings: &mut Collector,
-) {
-    let mut seen: HashMap<u128, (u64, usize)> = HashMap::new();
-    let mut prev: Option<u128> = None;
-    for (line, offset, keys) in parts {
-        for (key, item, rel) in keys {
-            let d = row_key_digest(&key);
-            if let Some((first_line, first_item)) = seen.get(&d) {
-                if prev != Some(d) {
-                    findings.push(Finding::new(
-                        Code::DuplicateRowKey,
-                        line,
-                        offset + u64::from(rel),
-                        format!("/items/{item}/{}", if matches!(key, RowKey::Rowid(_)) { "rowid" } else { "row" }),
-                        format!(
-                            "row key {} of table {table:?} was already used on line {first_line} (item {first_item})",
-                            crate::part::show_key(&key)
-                        ),
-                    ));
-                }
-            } else {
-                seen.insert(d, (line, item));
-            }
-            prev = Some(d);
-        }
     }
 }

@@ -7,48 +7,30 @@
 //! *accepts only*: at the first thing that is not the canonical, faultless
 //! form (any finding the full check could make, or a shape it does not
 //! expect) it returns `None`, and [`crate::part::check_line_full`] reads the
-//! line again and says what is wrong. The rules and their findings are
-//! therefore defined once, in [`crate::part`]; this module holds only the
-//! acceptance side of the row and cell rules, and the tests (and the
-//! `fast_path` fuzz target) check that it never accepts a line the full
-//! check would not, and that what it accepts gives the identical summary.
+//! line again and says what is wrong. Rows of a primary-key table out of
+//! key order are accepted: that is no finding of the line but a warning the
+//! assembler gives once per table, from the [`Descent`] both paths record.
+//! The rules are defined once: the cell rules in [`crate::cell`], the key
+//! order in [`crate::key`], the findings in [`crate::part`]. The tests (and
+//! the `fast_path` fuzz target) check that this path never accepts a line
+//! the full check would not, and that what it accepts gives the identical
+//! summary.
+//!
+//! The same scanner also reads the keys of a part for the duplicate
+//! re-scan of a table out of key order ([`keys`]).
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use ndarc_json::{safe_integer, RawStr, Scalar, Scanner};
 
-use crate::catalogue::{self, Affinity};
+use crate::cell::{self, CellValue};
 use crate::hash::{self, Digest32};
-use crate::key::{cmp_number_zero, KeyPart, RowKey};
-use crate::part::{Anchors, Body, LineSummary, Plan, RowColumn, RowsPart, TablePlan};
+use crate::key::{cmp_cells, key_step, KeyCell, RowKey};
+use crate::plan::{Plan, RowColumn, TablePlan};
 use crate::report::LineRef;
-
-/// Where the rows and cells of a row part are in its line, as the fast
-/// path read them: for a reader of rows after verification (the diff),
-/// which then need not scan the line again.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct RowSpans {
-    /// The table (position in the manifest) when the spans describe the
-    /// line, i.e. the fast path accepted it; `None` otherwise.
-    pub table: Option<usize>,
-    /// Each row object, `start..end` in the line.
-    pub rows: Vec<(u32, u32)>,
-    /// Each row's rowid and its text, for a table with rowid.
-    pub rowids: Vec<(i64, (u32, u32))>,
-    /// Each row's cells, one per row column in the plan's column order
-    /// (`TablePlan::columns`), row after row.
-    pub cells: Vec<(u32, u32)>,
-}
-
-impl RowSpans {
-    /// Empties the spans (keeping their memory).
-    pub fn clear(&mut self) {
-        self.table = None;
-        self.rows.clear();
-        self.rowids.clear();
-        self.cells.clear();
-    }
-}
+use crate::rescan::PartKeys;
+use crate::summary::{Anchors, Body, Descent, LineSummary, RowSpans, RowsPart};
 
 /// A row cell as written.
 #[derive(Clone, Copy)]
@@ -92,32 +74,22 @@ pub(crate) fn rows(
     if let Some(sp) = spans.as_deref_mut() {
         sp.clear();
     }
-    // Offsets are kept as u32.
-    if at.bytes.len() > u32::MAX as usize {
-        return None;
-    }
-    let summary = SCRATCH.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut scratch) => {
-            scratch.messages.clear();
-            scratch.blocks.clear();
-            let summary = scan(plan, at, digest, &mut scratch, spans.as_deref_mut());
-            if scratch.messages.capacity() > KEEP_SCRATCH {
-                *scratch = Scratch::default();
-            }
-            summary
-        }
-        Err(_) => scan(
+    let summary = with_scratch(|scratch| {
+        scan(
             plan,
             at,
-            digest,
-            &mut Scratch::default(),
-            spans.as_deref_mut(),
-        ),
+            Mode::Check {
+                digest,
+                spans: spans.as_deref_mut(),
+            },
+            scratch,
+        )
     });
     match (&summary, spans) {
         (Some(s), Some(sp)) => {
             if let Body::Rows(r) = &s.body {
                 sp.table = Some(r.table);
+                sp.ordered = r.ordered;
             }
         }
         (None, Some(sp)) => sp.clear(),
@@ -126,17 +98,69 @@ pub(crate) fn rows(
     summary
 }
 
+/// The keys of a canonical row part of table `table`, for the duplicate
+/// re-scan: `None` when the line is not one the fast path reads (the
+/// caller then parses it). Key order, indexes and the content digests are
+/// not checked or computed here (the first pass did that).
+pub(crate) fn keys(plan: &Plan, table: usize, bytes: &[u8], out: &mut PartKeys) -> Option<()> {
+    let at = LineRef {
+        line: 0,
+        offset: 0,
+        bytes,
+    };
+    let first = out.len();
+    let summary = with_scratch(|scratch| scan(plan, at, Mode::Keys(out), scratch));
+    match summary.map(|s| s.body) {
+        Some(Body::Rows(r)) if r.table == table => Some(()),
+        _ => {
+            out.truncate(first);
+            None
+        }
+    }
+}
+
+/// Runs `f` with this thread's scratch buffers.
+fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => {
+            scratch.messages.clear();
+            scratch.blocks.clear();
+            let out = f(&mut scratch);
+            if scratch.messages.capacity() > KEEP_SCRATCH {
+                *scratch = Scratch::default();
+            }
+            out
+        }
+        Err(_) => f(&mut Scratch::default()),
+    })
+}
+
+/// What a scan is for.
+enum Mode<'m> {
+    /// The line check: the line's SHA-256 if the caller has it, and where
+    /// to record spans if asked.
+    Check {
+        digest: Option<Digest32>,
+        spans: Option<&'m mut RowSpans>,
+    },
+    /// The keys of every row, for the duplicate re-scan.
+    Keys(&'m mut PartKeys),
+}
+
 fn scan(
     plan: &Plan,
     at: LineRef<'_>,
-    digest: Option<Digest32>,
+    mut mode: Mode<'_>,
     scratch: &mut Scratch,
-    mut spans: Option<&mut RowSpans>,
 ) -> Option<LineSummary> {
     if plan.json.max_depth < ROW_PART_DEPTH {
         return None;
     }
     let bytes = at.bytes;
+    // Offsets are kept as u32.
+    if bytes.len() > u32::MAX as usize {
+        return None;
+    }
     let offset_of = |o: usize| u32::try_from(o).unwrap_or(0);
     let mut s = Scanner::new(bytes)?;
     // Members of a part, and of a row item, in canonical (sorted) order.
@@ -165,6 +189,12 @@ fn scan(
         s.eat_bytes(br#","kind":"row","row":"#)?;
         let row_start = s.pos();
         cells.clear();
+        let cell_spans = match &mut mode {
+            Mode::Check {
+                spans: Some(sp), ..
+            } => Some(&mut sp.cells),
+            _ => None,
+        };
         match table {
             // The table known (from the first item), a row is read against
             // its columns: names are compared, not scanned.
@@ -173,16 +203,11 @@ fn scan(
                 &tp.columns,
                 &mut cells,
                 &mut scratch.base64,
-                spans.as_deref_mut().map(|sp| &mut sp.cells),
+                cell_spans,
             )?,
             None => {
                 names.clear();
-                read_row(
-                    &mut s,
-                    &mut names,
-                    &mut cells,
-                    spans.as_deref_mut().map(|sp| &mut sp.cells),
-                )?;
+                read_row(&mut s, &mut names, &mut cells, cell_spans)?;
             }
         }
         let row_end = s.pos();
@@ -221,53 +246,105 @@ fn scan(
         if tp.has_rowid != rowid.is_some() {
             return None;
         }
-        // Indexes consecutive and keys strictly rising within the part.
-        if let Some(prev) = part.last_index {
-            if prev.checked_add(1) != Some(idx) {
-                return None;
+        if let Mode::Keys(out) = &mut mode {
+            // Every row's key, in any order.
+            let item = usize::try_from(part.rows).ok()?;
+            match rowid {
+                Some(id) => {
+                    id.safe_integer()?;
+                    out.push_key(item, offset_of(rowid_at), |buf| {
+                        buf.extend_from_slice(id.text().as_bytes());
+                    });
+                }
+                None => out.push_key(item, offset_of(row_start), |buf| {
+                    buf.push(b'[');
+                    for (i, &c) in tp.pk.iter().enumerate() {
+                        if i > 0 {
+                            buf.push(b',');
+                        }
+                        write_cell(cells[c], buf);
+                    }
+                    buf.push(b']');
+                }),
             }
-        }
-        part.first_index.get_or_insert(idx);
-        part.last_index = Some(idx);
-        match rowid {
-            Some(id) => {
-                let id = id.safe_integer()?;
-                if last_rowid.is_some_and(|prev| prev >= id) {
+            part.rows += 1;
+        } else {
+            // Indexes consecutive and keys rising within the part.
+            if let Some(prev) = part.last_index {
+                if prev.checked_add(1) != Some(idx) {
                     return None;
                 }
-                last_rowid = Some(id);
-                part.first_key.get_or_insert(RowKey::Rowid(id));
-                if let Some(sp) = spans.as_deref_mut() {
-                    sp.rowids.push((id, (rowid_at as u32, rowid_end as u32)));
+            }
+            part.first_index.get_or_insert(idx);
+            part.last_index = Some(idx);
+            match rowid {
+                Some(id) => {
+                    let id = id.safe_integer()?;
+                    if last_rowid.is_some_and(|prev| prev >= id) {
+                        return None;
+                    }
+                    last_rowid = Some(id);
+                    part.first_key.get_or_insert(RowKey::Rowid(id));
+                    if let Mode::Check {
+                        spans: Some(sp), ..
+                    } = &mut mode
+                    {
+                        sp.rowids.push((id, (rowid_at as u32, rowid_end as u32)));
+                    }
+                }
+                None => {
+                    // Compared as cells, without building keys; only the
+                    // first and last rows' keys are built, and the two keys
+                    // where they first fall.
+                    pk.clear();
+                    pk.extend(tp.pk.iter().map(|&c| cells[c]));
+                    if part.rows > 0 {
+                        match cmp_key(&prev_pk, &pk) {
+                            Ordering::Less => {}
+                            // duplicate_row_key: the full check reports it.
+                            Ordering::Equal => return None,
+                            // row_key_order, a warning the assembler gives
+                            // at most once per table.
+                            Ordering::Greater => {
+                                if let Some((_, member, message)) = key_step(
+                                    &primary_key(&prev_pk),
+                                    &primary_key(&pk),
+                                    false,
+                                    &plan.manifest.tables.get(part.table)?.name,
+                                    &mut part.ordered,
+                                ) {
+                                    part.descent = Some(Descent {
+                                        pointer: format!("/items/{}/{member}", part.rows),
+                                        offset: offset_of(row_start),
+                                        message,
+                                    });
+                                }
+                            }
+                        }
+                    }
+                    std::mem::swap(&mut pk, &mut prev_pk);
+                    if part.first_key.is_none() {
+                        part.first_key = Some(primary_key(&prev_pk));
+                    }
                 }
             }
-            None => {
-                // Compared as cells, without building keys; only the first
-                // and last rows' keys are built.
-                pk.clear();
-                pk.extend(tp.pk.iter().map(|&c| cells[c]));
-                if part.rows > 0 && cmp_key(&prev_pk, &pk) != Ordering::Less {
-                    return None;
-                }
-                std::mem::swap(&mut pk, &mut prev_pk);
-                if part.first_key.is_none() {
-                    part.first_key = Some(primary_key(&prev_pk));
-                }
+            part.rows += 1;
+            if let Mode::Check {
+                spans: Some(sp), ..
+            } = &mut mode
+            {
+                sp.rows.push((row_start as u32, row_end as u32));
             }
+            // The row's content message (see `hash::row_content_digest`):
+            // canonical text, so the rowid as written is the rowid as the
+            // digest writes it. Hashed below, two streams at a time.
+            let row = &bytes[row_start..row_end];
+            let n = ndarc_sha::push_message(
+                &mut scratch.messages,
+                &hash::row_content_pieces(row, rowid.map(|id| id.text().as_bytes()), &tp.name_json),
+            );
+            scratch.blocks.push(n);
         }
-        part.rows += 1;
-        if let Some(sp) = spans.as_deref_mut() {
-            sp.rows.push((row_start as u32, row_end as u32));
-        }
-        // The row's content message (see `hash::row_content_digest`):
-        // canonical text, so the rowid as written is the rowid as the
-        // digest writes it. Hashed below, two streams at a time.
-        let row = &bytes[row_start..row_end];
-        let n = ndarc_sha::push_message(
-            &mut scratch.messages,
-            &hash::row_content_pieces(row, rowid.map(|id| id.text().as_bytes()), &tp.name_json),
-        );
-        scratch.blocks.push(n);
         match s.peek()? {
             b',' => s.eat(b',')?,
             b']' => break,
@@ -278,6 +355,18 @@ fn scan(
     if !s.is_at_end() {
         return None;
     }
+    let Mode::Check { digest, .. } = mode else {
+        return Some(LineSummary {
+            line: at.line,
+            offset: at.offset,
+            digest: [0; 32],
+            anchors,
+            body: Body::Rows(Box::new(part)),
+            findings: Vec::new(),
+            dropped: 0,
+            dropped_warnings: 0,
+        });
+    };
     part.last_key = match last_rowid {
         Some(id) => Some(RowKey::Rowid(id)),
         None => Some(primary_key(&prev_pk)),
@@ -412,44 +501,48 @@ fn cells_ok(
             })
 }
 
-/// The acceptance side of the cell rules (`row_not_null`, `row_type`,
-/// `unsafe_integer`, `invalid_base64`) of `part::check_cells`.
+/// Whether column `c` admits the cell: it has none of the faults of the
+/// cell rules ([`cell::faults`], which the full check reports).
 fn cell_ok(c: &RowColumn, cell: Cell<'_>, scratch: &mut Vec<u8>) -> bool {
-    match (c.affinity, cell) {
-        (_, Cell::Scalar(Scalar::Null)) => !c.notnull,
-        (Affinity::Integer, Cell::Scalar(Scalar::Number(n))) => n.safe_integer().is_some(),
-        (Affinity::Number, Cell::Scalar(Scalar::Number(_))) => true,
-        (Affinity::Text, Cell::Scalar(Scalar::String(_))) => true,
-        (Affinity::Blob, Cell::Scalar(Scalar::String(_) | Scalar::Number(_))) => true,
-        (Affinity::Blob, Cell::Blob(b64)) => {
-            scratch.clear();
-            !b64.has_escapes() && catalogue::decode_base64_into(b64.raw(), scratch)
+    let value = match cell {
+        Cell::Scalar(Scalar::Null) => CellValue::Null,
+        Cell::Scalar(Scalar::Bool(_)) => CellValue::Other,
+        Cell::Scalar(Scalar::Number(n)) => CellValue::Number {
+            safe_integer: n.safe_integer().is_some(),
+        },
+        Cell::Scalar(Scalar::String(_)) => CellValue::Text,
+        // An escaped base64 text is left to the full check.
+        Cell::Blob(b64) if b64.has_escapes() => return false,
+        Cell::Blob(b64) => CellValue::Blob(b64.raw()),
+    };
+    cell::faults(c, value, scratch).is_empty()
+}
+
+/// Appends a cell's text (canonical, as the line is).
+fn write_cell(cell: Cell<'_>, out: &mut Vec<u8>) {
+    match cell {
+        Cell::Scalar(Scalar::Null) => out.extend_from_slice(b"null"),
+        Cell::Scalar(Scalar::Bool(b)) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+        Cell::Scalar(Scalar::Number(n)) => out.extend_from_slice(n.text().as_bytes()),
+        Cell::Scalar(Scalar::String(t)) => {
+            out.push(b'"');
+            out.extend_from_slice(t.raw().as_bytes());
+            out.push(b'"');
         }
-        _ => false,
+        Cell::Blob(b64) => {
+            out.extend_from_slice(br#"{"blob":""#);
+            out.extend_from_slice(b64.raw().as_bytes());
+            out.extend_from_slice(br#""}"#);
+        }
     }
 }
 
-/// A primary key of accepted cells.
-fn primary_key(cells: &[Cell<'_>]) -> RowKey {
-    RowKey::Primary(cells.iter().map(|&c| key_part(c)).collect())
-}
-
-/// `RowKey::cmp_sqlite` of two primary keys of accepted cells, without
-/// building them where the text decides (numbers, unescaped text).
+/// `RowKey::cmp_sqlite` of two primary keys of accepted cells, through
+/// the one comparison ([`cmp_cells`] over [`KeyCell`] views, which borrow
+/// numbers and unescaped text).
 fn cmp_key(a: &[Cell<'_>], b: &[Cell<'_>]) -> Ordering {
     for (&x, &y) in a.iter().zip(b) {
-        let o = match (x, y) {
-            // -0 and 0 are one value to SQLite (`key::cmp_number_zero`).
-            (Cell::Scalar(Scalar::Number(x)), Cell::Scalar(Scalar::Number(y))) => {
-                x.value().partial_cmp(&y.value()).unwrap_or(Ordering::Equal)
-            }
-            (Cell::Scalar(Scalar::String(x)), Cell::Scalar(Scalar::String(y)))
-                if !x.has_escapes() && !y.has_escapes() =>
-            {
-                x.raw().as_bytes().cmp(y.raw().as_bytes())
-            }
-            _ => cmp_number_zero(&key_part(x), &key_part(y)),
-        };
+        let o = cmp_cells(&[key_cell(x)], &[key_cell(y)]);
         if o != Ordering::Equal {
             return o;
         }
@@ -457,15 +550,21 @@ fn cmp_key(a: &[Cell<'_>], b: &[Cell<'_>]) -> Ordering {
     a.len().cmp(&b.len())
 }
 
-/// The key part of an accepted cell (as `KeyPart::of` reads its value).
-fn key_part(cell: Cell<'_>) -> KeyPart {
+/// The key value of an accepted cell (as `KeyCell::of` reads its value).
+fn key_cell(cell: Cell<'_>) -> KeyCell<'_> {
     match cell {
-        Cell::Scalar(Scalar::Null) => KeyPart::Null,
-        Cell::Scalar(Scalar::Number(n)) => KeyPart::Number(n.value()),
-        Cell::Scalar(Scalar::String(s)) => KeyPart::Text(s.decode().into_owned()),
-        Cell::Scalar(Scalar::Bool(b)) => KeyPart::Number(f64::from(u8::from(b))),
-        Cell::Blob(b64) => KeyPart::Blob(
-            catalogue::decode_base64(b64.raw()).unwrap_or_else(|| b64.raw().as_bytes().to_vec()),
-        ),
+        Cell::Scalar(Scalar::Null) => KeyCell::Null,
+        Cell::Scalar(Scalar::Number(n)) => KeyCell::Number(n.value()),
+        Cell::Scalar(Scalar::String(s)) => match s.decode() {
+            Cow::Borrowed(t) => KeyCell::Text(Cow::Borrowed(t.as_bytes())),
+            Cow::Owned(t) => KeyCell::Text(Cow::Owned(t.into_bytes())),
+        },
+        Cell::Scalar(Scalar::Bool(b)) => KeyCell::Number(f64::from(u8::from(b))),
+        Cell::Blob(b64) => KeyCell::blob(b64.raw()),
     }
+}
+
+/// A primary key of accepted cells.
+fn primary_key(cells: &[Cell<'_>]) -> RowKey {
+    RowKey::Primary(cells.iter().map(|&c| key_cell(c).into_owned()).collect())
 }

@@ -5,17 +5,25 @@
 //! API use:
 //! - [`check_manifest`] reads the first line into a [`Manifest`], and
 //!   [`part::check_line`] checks any later line on its own (in parallel),
-//!   returning a compact [`part::LineSummary`];
+//!   returning a compact [`LineSummary`];
 //! - the [`Assembler`] takes the summaries in archive order and checks the
 //!   rules that span lines: part indexes, item order, row index continuity,
 //!   counts, key order across parts, chunk offsets, object sizes and
 //!   SHA-256, `partCount` and both hashes.
+//!
+//! Where each rule lives: the manifest in [`manifest`], a line's rules in
+//! [`part`] (with the cell rules in `cell` and the row-part fast path in
+//! `fast`, both private), the key order and key digest in [`key`], the
+//! types a line is reduced to in [`summary`], the rules across lines in
+//! [`assemble`], and duplicate keys of a table out of key order in
+//! [`rescan`].
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod assemble;
 pub mod catalogue;
+mod cell;
 pub mod code;
 mod fast;
 pub mod finding;
@@ -24,16 +32,22 @@ pub mod key;
 pub mod manifest;
 pub mod pack;
 pub mod part;
+pub mod plan;
 pub mod report;
+pub mod rescan;
+pub mod summary;
 
-pub use assemble::{rescan_duplicates, Assembler, Collector, Outcome, PartRun};
+pub use assemble::{Assembler, Collector, Outcome, PartRun};
 pub use catalogue::Affinity;
 pub use code::{Code, Severity};
 pub use finding::{pointer, Finding};
 pub use hash::{ArchiveHasher, ContentHasher, Digest32};
 pub use manifest::{check_manifest, Manifest, ManifestOptions, ManifestOutcome};
-pub use part::{check_line, LineSummary, Plan};
+pub use part::check_line;
+pub use plan::Plan;
 pub use report::{LineRef, LineReport};
+pub use rescan::{part_keys, rescan_duplicates, PartKeys};
+pub use summary::LineSummary;
 
 /// The `format` identifier of the portability archive.
 pub const FORMAT: &str = "rer-portability";

@@ -1,7 +1,7 @@
 //! The manifest record and its rules (SPEC.md §4).
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ndarc_json::{cmp_utf16, Object, Value};
 
@@ -356,20 +356,19 @@ pub fn check_manifest(
         m.excluded_columns = check_excluded_columns(cols, &m.tables, r);
     }
     if let Some(list) = r.array(obj, "", "requiredConfiguration") {
-        let mut seen: Vec<&str> = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::with_capacity(list.len());
         for (i, v) in list.iter().enumerate() {
             let p = format!("/requiredConfiguration/{i}");
             match v.as_str() {
                 Some(s) => {
                     r.check_name(s, &p, "configuration name");
-                    if seen.contains(&s) {
+                    if !seen.insert(s) {
                         r.add(
                             Code::DuplicateConfiguration,
                             &p,
                             format!("configuration name {s:?} is listed twice"),
                         );
                     }
-                    seen.push(s);
                     m.required_configuration.push(s.to_string());
                 }
                 None => r.add(
@@ -402,6 +401,8 @@ const COLUMN_MEMBERS: [&str; 4] = ["name", "notnull", "pk", "type"];
 
 fn check_tables(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<Table> {
     let mut tables: Vec<Table> = Vec::with_capacity(list.len());
+    // Position of the first table of each name, ignoring ASCII case.
+    let mut by_folded: HashMap<String, usize> = HashMap::with_capacity(list.len());
     for (i, v) in list.iter().enumerate() {
         let p = format!("/tables/{i}");
         let Some(o) = v.as_object() else {
@@ -416,7 +417,8 @@ fn check_tables(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<Table> {
         let name = r.name(o, &p, "name").unwrap_or_default().to_string();
         // Names equal ignoring ASCII case need not be neighbours in UTF-16
         // order (`USERS` … `orders` … `users`), so every earlier name counts.
-        if let Some(same) = tables.iter().find(|t| t.name.eq_ignore_ascii_case(&name)) {
+        let folded = name.to_ascii_lowercase();
+        if let Some(same) = by_folded.get(&folded).map(|&at| &tables[at]) {
             r.add(
                 Code::TableOrder,
                 &join(&p, "name"),
@@ -512,6 +514,7 @@ fn check_tables(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<Table> {
             }
         }
         check_importable(&name, &columns, count, &p, r);
+        by_folded.entry(folded).or_insert(tables.len());
         tables.push(Table {
             name,
             sql,
@@ -609,6 +612,8 @@ fn check_columns(list: &[Value<'_>], tp: &str, table: &str, r: &mut LineReport<'
         );
     }
     let mut cols: Vec<Column> = Vec::with_capacity(list.len());
+    // Names so far, ignoring ASCII case.
+    let mut folded: HashSet<String> = HashSet::with_capacity(list.len());
     for (i, v) in list.iter().enumerate() {
         let p = format!("{tp}/columns/{i}");
         let Some(o) = v.as_object() else {
@@ -621,7 +626,7 @@ fn check_columns(list: &[Value<'_>], tp: &str, table: &str, r: &mut LineReport<'
         };
         r.members(o, &p, &COLUMN_MEMBERS, &["generated"], "a column");
         let name = r.name(o, &p, "name").unwrap_or_default().to_string();
-        if cols.iter().any(|c| c.name.eq_ignore_ascii_case(&name)) {
+        if !folded.insert(name.to_ascii_lowercase()) {
             r.add(
                 Code::DuplicateColumn,
                 &join(&p, "name"),
@@ -735,6 +740,7 @@ fn check_excluded_tables(
     r: &mut LineReport<'_>,
 ) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    let archived = folded_names(tables.iter().map(|t| t.name.as_str()));
     for (i, v) in list.iter().enumerate() {
         let p = format!("/excludedTables/{i}");
         let Some(s) = v.as_str() else {
@@ -751,7 +757,7 @@ fn check_excluded_tables(
                 );
             }
         }
-        if tables.iter().any(|t| t.name.eq_ignore_ascii_case(s)) {
+        if archived.contains(&s.to_ascii_lowercase()) {
             r.add(
                 Code::ExcludedTablePresent,
                 &p,
@@ -763,17 +769,28 @@ fn check_excluded_tables(
     out
 }
 
+/// The names folded to ASCII lower case, for lookups ignoring ASCII case.
+fn folded_names<'n>(names: impl Iterator<Item = &'n str>) -> HashSet<String> {
+    names.map(str::to_ascii_lowercase).collect()
+}
+
 fn check_dependencies(m: &Manifest, r: &mut LineReport<'_>) {
+    if m.tables.iter().all(|t| t.dependencies.is_empty()) {
+        return;
+    }
+    let excluded = folded_names(m.excluded_tables.iter().map(String::as_str));
+    let archived = folded_names(m.tables.iter().map(|t| t.name.as_str()));
     for (i, t) in m.tables.iter().enumerate() {
         for (j, d) in t.dependencies.iter().enumerate() {
             let p = format!("/tables/{i}/dependencies/{j}");
-            if m.excluded_tables.iter().any(|e| e.eq_ignore_ascii_case(d)) {
+            let d_folded = d.to_ascii_lowercase();
+            if excluded.contains(&d_folded) {
                 r.add(
                     Code::ExcludedForeignKey,
                     &p,
                     format!("table {:?} references {d:?}, which is excluded: its rows could not be restored", t.name),
                 );
-            } else if !m.tables.iter().any(|x| x.name.eq_ignore_ascii_case(d)) {
+            } else if !archived.contains(&d_folded) {
                 r.add(
                     Code::MissingDependency,
                     &p,
@@ -793,9 +810,16 @@ fn check_excluded_columns(
     r: &mut LineReport<'_>,
 ) -> Vec<(String, Vec<String>)> {
     let mut out = Vec::new();
+    // The first table of each name, as a search in manifest order finds.
+    let mut by_name: HashMap<&str, &Table> = HashMap::new();
+    if !cols.is_empty() {
+        for t in tables {
+            by_name.entry(t.name.as_str()).or_insert(t);
+        }
+    }
     for (table, v) in cols.iter() {
         let p = join("/excludedColumns", table);
-        let t = tables.iter().find(|t| t.name == table);
+        let t = by_name.get(table).copied();
         if t.is_none() {
             r.add(
                 Code::ExcludedColumnUnknown,
@@ -812,6 +836,14 @@ fn check_excluded_columns(
             continue;
         };
         let mut names: Vec<String> = Vec::new();
+        let mut listed: HashSet<&str> = HashSet::new();
+        // The first column of each name, as a search in order finds.
+        let mut columns: HashMap<&str, &Column> = HashMap::new();
+        if let Some(t) = t {
+            for col in &t.columns {
+                columns.entry(col.name.as_str()).or_insert(col);
+            }
+        }
         for (i, c) in list.iter().enumerate() {
             let cp = format!("{p}/{i}");
             let Some(c) = c.as_str() else {
@@ -822,15 +854,15 @@ fn check_excluded_columns(
                 );
                 continue;
             };
-            if names.iter().any(|n| n == c) {
+            if !listed.insert(c) {
                 r.add(
                     Code::ExcludedColumnDuplicate,
                     &cp,
                     format!("column {table:?}.{c:?} is excluded twice"),
                 );
             }
-            if let Some(t) = t {
-                match t.columns.iter().find(|col| col.name == c) {
+            if t.is_some() {
+                match columns.get(c).copied() {
                     None => r.add(
                         Code::ExcludedColumnUnknown,
                         &cp,

@@ -1,339 +1,28 @@
-//! Part, item and closing rules that need only one line (SPEC.md §5–§6).
+//! Part, item and closing rules that need only one line (SPEC.md §5–§6):
+//! the full check, and [`check_line`], which offers a line to the fast path
+//! first.
 //!
-//! [`check_line`] runs on any thread: it parses one line after the
-//! manifest, checks every rule that the line alone decides, and returns a
-//! compact [`LineSummary`] for the sequential [`crate::Assembler`], which
-//! checks the rules that span lines. The streaming verifier and the push API
-//! both use exactly this pair.
+//! [`check_line`] runs on any thread: it checks every rule that the line
+//! alone decides and returns a compact [`LineSummary`] for the sequential
+//! [`crate::Assembler`], which checks the rules that span lines. The
+//! streaming verifier and the push API both use exactly this pair.
 
 use std::fmt::Write as _;
 
-use ndarc_json::{cmp_utf16, Object, ParseOptions, Value};
+use ndarc_json::{cmp_utf16, Object, Value};
 
-pub use crate::fast::RowSpans;
+pub use crate::plan::{Plan, RowColumn, TablePlan};
+pub use crate::rescan::{part_keys, PartKey, PartKeys};
+pub use crate::summary::{
+    Anchors, BinaryKind, BinaryPart, Body, Chunk, Closing, Descent, LineSummary, RowSpans, RowsPart,
+};
 
-use crate::catalogue::{self, Affinity};
+use crate::catalogue;
+use crate::cell::{self, CellValue, Fault};
 use crate::code::Code;
-use crate::finding::Finding;
 use crate::hash::{self, sha256, Digest32};
-use crate::key::{key_digest, key_text, KeyPart, RowKey};
-use crate::manifest::{Index, Manifest};
+use crate::key::{key_step, KeyCell, RowKey};
 use crate::report::{join, LineRef, LineReport};
-
-/// A row column as rows carry it: writable and not excluded.
-#[derive(Debug, Clone)]
-pub struct RowColumn {
-    /// Column name.
-    pub name: String,
-    /// The name as a canonical JSON string (quotes included), as a
-    /// canonical row writes it.
-    pub name_json: Vec<u8>,
-    /// Affinity of its declared type.
-    pub affinity: Affinity,
-    /// NOT NULL.
-    pub notnull: bool,
-}
-
-/// What rows of one table must look like, derived once from the manifest.
-#[derive(Debug, Clone)]
-pub struct TablePlan {
-    /// The table name as a canonical JSON string (quotes included), for the
-    /// content digest.
-    pub name_json: Vec<u8>,
-    /// Columns a row carries, sorted in name (UTF-16) order.
-    pub columns: Vec<RowColumn>,
-    /// Positions in `columns` of the primary-key columns, in `pk` order.
-    pub pk: Vec<usize>,
-    /// Whether rows carry `rowid`.
-    pub has_rowid: bool,
-}
-
-/// Everything the line rules need from the manifest.
-#[derive(Debug)]
-pub struct Plan {
-    /// The manifest.
-    pub manifest: Manifest,
-    /// Lookups by name.
-    pub index: Index,
-    /// Per table, in manifest order.
-    pub tables: Vec<TablePlan>,
-    /// Findings kept per line at most.
-    pub max_findings_per_line: usize,
-    /// JSON parse options.
-    pub json: ParseOptions,
-}
-
-impl Plan {
-    /// Derives the plan from a checked manifest.
-    pub fn new(manifest: Manifest) -> Plan {
-        let tables = manifest
-            .tables
-            .iter()
-            .map(|t| {
-                let excluded = manifest.excluded_columns_of(&t.name);
-                let mut columns: Vec<RowColumn> = t
-                    .columns
-                    .iter()
-                    .filter(|c| c.generated.is_none() && !excluded.contains(&c.name))
-                    .map(|c| RowColumn {
-                        name: c.name.clone(),
-                        name_json: {
-                            let mut j = Vec::new();
-                            ndarc_json::write_string(&c.name, &mut j);
-                            j
-                        },
-                        affinity: c.affinity(),
-                        notnull: c.notnull,
-                    })
-                    .collect();
-                columns.sort_by(|a, b| cmp_utf16(&a.name, &b.name));
-                let pk = t
-                    .primary_key()
-                    .iter()
-                    .filter_map(|pc| columns.iter().position(|c| c.name == pc.name))
-                    .collect();
-                let mut name_json = Vec::new();
-                ndarc_json::write_string(&t.name, &mut name_json);
-                TablePlan {
-                    name_json,
-                    columns,
-                    pk,
-                    has_rowid: t.rowid_alias.is_some(),
-                }
-            })
-            .collect();
-        Plan {
-            index: Index::new(&manifest),
-            manifest,
-            tables,
-            max_findings_per_line: 100,
-            json: ParseOptions::default(),
-        }
-    }
-}
-
-/// What one line after the manifest holds, reduced to what the sequential
-/// rules need.
-#[derive(Debug)]
-pub struct LineSummary {
-    /// 1-based line number.
-    pub line: u64,
-    /// Byte offset of the line in the file.
-    pub offset: u64,
-    /// SHA-256 of the line's bytes (a term of `archiveHash`).
-    pub digest: Digest32,
-    /// Offsets in the line of the values that cross-line findings name.
-    pub anchors: Anchors,
-    /// What the line is.
-    pub body: Body,
-    /// Findings of the line rules.
-    pub findings: Vec<Finding>,
-    /// Errors not kept because of the per-line limit.
-    pub dropped: u64,
-    /// Warnings not kept because of the per-line limit.
-    pub dropped_warnings: u64,
-}
-
-/// Offsets, within a line, of the values that the sequential rules may
-/// report on (0 when absent), located once by the parallel stage so that
-/// every finding's offset matches its pointer.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Anchors {
-    /// `/index` of a part.
-    pub index: u32,
-    /// `/items/0`.
-    pub item: u32,
-    /// `/items/0/index` of a row item.
-    pub item_index: u32,
-    /// `/items/0/row` of a row item.
-    pub item_row: u32,
-    /// `/items/0/rowid` of a row item.
-    pub item_rowid: u32,
-    /// `/items/0/offset` of a chunk.
-    pub item_offset: u32,
-    /// `/items/0/data` of a chunk.
-    pub item_data: u32,
-    /// `/partCount` of the closing.
-    pub part_count: u32,
-    /// `/contentHash` of the closing.
-    pub content_hash: u32,
-    /// `/archiveHash` of the closing.
-    pub archive_hash: u32,
-}
-
-impl Anchors {
-    fn locate(bytes: &[u8], body: &Body) -> Anchors {
-        let at = |p: &str| {
-            ndarc_json::locate(bytes, p)
-                .and_then(|o| u32::try_from(o).ok())
-                .unwrap_or(0)
-        };
-        match body {
-            Body::Closing(_) => Anchors {
-                part_count: at("/partCount"),
-                content_hash: at("/contentHash"),
-                archive_hash: at("/archiveHash"),
-                ..Anchors::default()
-            },
-            Body::Rows(_) => Anchors {
-                index: at("/index"),
-                item: at("/items/0"),
-                item_index: at("/items/0/index"),
-                item_row: at("/items/0/row"),
-                item_rowid: at("/items/0/rowid"),
-                ..Anchors::default()
-            },
-            Body::Binary(_) => Anchors {
-                index: at("/index"),
-                item: at("/items/0"),
-                item_offset: at("/items/0/offset"),
-                item_data: at("/items/0/data"),
-                ..Anchors::default()
-            },
-            Body::BadPart { .. } => Anchors {
-                index: at("/index"),
-                ..Anchors::default()
-            },
-            Body::Unreadable => Anchors::default(),
-        }
-    }
-
-    /// The offset of the value `pointer` names, for the pointers above.
-    pub fn of(&self, pointer: &str) -> u32 {
-        match pointer {
-            "/index" => self.index,
-            "/items/0" => self.item,
-            "/items/0/index" => self.item_index,
-            "/items/0/row" => self.item_row,
-            "/items/0/rowid" => self.item_rowid,
-            "/items/0/offset" => self.item_offset,
-            "/items/0/data" => self.item_data,
-            "/partCount" => self.part_count,
-            "/contentHash" => self.content_hash,
-            "/archiveHash" => self.archive_hash,
-            _ => 0,
-        }
-    }
-}
-
-/// The kinds of line after the manifest.
-#[derive(Debug)]
-pub enum Body {
-    /// A part with row items of one table.
-    Rows(Box<RowsPart>),
-    /// A part with one object or payload chunk.
-    Binary(BinaryPart),
-    /// A part whose items could not be classified (empty, mixed, unknown
-    /// names …; already reported).
-    BadPart {
-        /// The part's `index`, if readable.
-        index: Option<u64>,
-    },
-    /// The closing record.
-    Closing(Closing),
-    /// Not JSON, or not a record this position allows (already reported).
-    Unreadable,
-}
-
-/// A part of row items.
-#[derive(Debug)]
-pub struct RowsPart {
-    /// The part's `index`.
-    pub index: Option<u64>,
-    /// The table's position in the manifest.
-    pub table: usize,
-    /// Number of row items.
-    pub rows: u64,
-    /// `index` of the first and last row items.
-    pub first_index: Option<u64>,
-    /// See `first_index`.
-    pub last_index: Option<u64>,
-    /// Key of the first and last rows.
-    pub first_key: Option<RowKey>,
-    /// See `first_key`.
-    pub last_key: Option<RowKey>,
-    /// Whether keys rose strictly within the part.
-    pub ordered: bool,
-    /// Content digests of the rows, in order (terms of `contentHash`).
-    pub row_digests: Vec<Digest32>,
-}
-
-impl RowsPart {
-    /// A part of `table` with no rows yet.
-    pub fn new(index: Option<u64>, table: usize) -> RowsPart {
-        RowsPart {
-            index,
-            table,
-            rows: 0,
-            first_index: None,
-            last_index: None,
-            first_key: None,
-            last_key: None,
-            ordered: true,
-            row_digests: Vec::new(),
-        }
-    }
-}
-
-/// Which binary list an item belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum BinaryKind {
-    /// A bucket object.
-    Object,
-    /// An extra payload.
-    Payload,
-}
-
-impl BinaryKind {
-    /// `object` or `payload`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BinaryKind::Object => "object",
-            BinaryKind::Payload => "payload",
-        }
-    }
-}
-
-/// A part holding one chunk of an object or payload.
-#[derive(Debug)]
-pub struct BinaryPart {
-    /// The part's `index`.
-    pub index: Option<u64>,
-    /// Object or payload.
-    pub kind: BinaryKind,
-    /// Position in the manifest's list.
-    pub entry: usize,
-    /// The chunk's `offset`.
-    pub offset: Option<u64>,
-    /// Decoded length.
-    pub len: u64,
-    /// The chunk's bytes, or their digest when the chunk is the whole
-    /// object (hashed here, in parallel).
-    pub data: Chunk,
-}
-
-/// Bytes of one chunk.
-#[derive(Debug)]
-pub enum Chunk {
-    /// The chunk is the whole binary; this is the SHA-256 of its bytes.
-    Whole(Digest32),
-    /// Part of a binary: the decoded bytes, hashed in order by the
-    /// assembler.
-    Piece(Vec<u8>),
-    /// The data was not valid base64 (reported).
-    Invalid,
-}
-
-/// The closing record.
-#[derive(Debug, Clone, Default)]
-pub struct Closing {
-    /// `partCount`.
-    pub part_count: Option<u64>,
-    /// `contentHash`.
-    pub content_hash: Option<String>,
-    /// `archiveHash`.
-    pub archive_hash: Option<String>,
-}
 
 /// Checks one line after the manifest (a part or the closing).
 pub fn check_line(plan: &Plan, at: LineRef<'_>) -> LineSummary {
@@ -746,20 +435,34 @@ fn check_rows(
             rowid.map(RowKey::Rowid)
         } else {
             row.and_then(|row| {
-                let parts: Option<Vec<KeyPart>> = tp
+                let parts: Option<Vec<KeyCell<'static>>> = tp
                     .pk
                     .iter()
-                    .map(|&c| row.get(&tp.columns[c].name).map(KeyPart::of))
+                    .map(|&c| {
+                        row.get(&tp.columns[c].name)
+                            .map(|v| KeyCell::of(v).into_owned())
+                    })
                     .collect();
                 parts.map(RowKey::Primary)
             })
         };
         if let Some(key) = key {
             if let Some(prev) = &part.last_key {
-                if let Some((code, member, msg)) =
-                    key_step(prev, &key, tp.has_rowid, tname, &mut part.ordered)
-                {
-                    r.add(code, &join(&p, member), msg);
+                match key_step(prev, &key, tp.has_rowid, tname, &mut part.ordered) {
+                    // Reported by the assembler, once per table.
+                    Some((Code::RowKeyOrder, member, message)) => {
+                        let pointer = join(&p, member);
+                        let offset = ndarc_json::locate(r.at().bytes, &pointer)
+                            .and_then(|o| u32::try_from(o).ok())
+                            .unwrap_or(0);
+                        part.descent = Some(Descent {
+                            pointer,
+                            offset,
+                            message,
+                        });
+                    }
+                    Some((code, member, msg)) => r.add(code, &join(&p, member), msg),
+                    None => {}
                 }
             }
             if part.first_key.is_none() {
@@ -791,83 +494,6 @@ fn check_rows(
         }
     }
     Body::Rows(Box::new(part))
-}
-
-/// Compares consecutive keys of one table. Equal keys are
-/// `duplicate_row_key`; a rowid that does not rise is `rowid_order` (an
-/// error); a primary key that falls is `row_key_order` (a warning, reported
-/// only while `ordered` is still true, since declared collations are
-/// unknown). Clears `ordered` when the key falls. Returns the finding's code,
-/// the member of the row item it concerns and the message.
-pub fn key_step(
-    prev: &RowKey,
-    key: &RowKey,
-    rowid: bool,
-    table: &str,
-    ordered: &mut bool,
-) -> Option<(Code, &'static str, String)> {
-    match prev.cmp_sqlite(key) {
-        std::cmp::Ordering::Less => None,
-        std::cmp::Ordering::Equal => Some((
-            Code::DuplicateRowKey,
-            if rowid { "rowid" } else { "row" },
-            format!(
-                "row key {} of table {table:?} repeats the previous row's",
-                show_key(key)
-            ),
-        )),
-        std::cmp::Ordering::Greater => {
-            let was = std::mem::replace(ordered, false);
-            if rowid {
-                Some((
-                    Code::RowidOrder,
-                    "rowid",
-                    format!(
-                        "rowid {} of table {table:?} is not greater than the previous {}",
-                        show_key(key),
-                        show_key(prev)
-                    ),
-                ))
-            } else if was {
-                Some((
-                    Code::RowKeyOrder,
-                    "row",
-                    format!("row key {} of table {table:?} sorts before the previous {}; rows are normally in key order", show_key(key), show_key(prev)),
-                ))
-            } else {
-                None
-            }
-        }
-    }
-}
-
-/// A row key as text for messages (the diff's row-key text).
-pub fn show_key(k: &RowKey) -> String {
-    match k {
-        RowKey::Rowid(id) => id.to_string(),
-        RowKey::Primary(parts) => {
-            let vals: Vec<Value<'_>> = parts
-                .iter()
-                .map(|p| match p {
-                    KeyPart::Null => Value::Null,
-                    KeyPart::Number(n) => Value::Number(*n),
-                    KeyPart::Text(s) => Value::from(s.as_str()),
-                    KeyPart::Blob(b) => {
-                        let mut o = Object::new();
-                        o.insert("blob", Value::from(catalogue::encode_base64(b)));
-                        Value::Object(o)
-                    }
-                })
-                .collect();
-            let refs: Vec<&Value<'_>> = vals.iter().collect();
-            key_text(&refs)
-        }
-    }
-}
-
-/// The digest used to find duplicate keys in tables out of key order.
-pub fn row_key_digest(k: &RowKey) -> u128 {
-    key_digest(show_key(k).as_bytes())
 }
 
 /// Checks a row's columns and cells; `item` is the row item's pointer.
@@ -913,85 +539,42 @@ fn check_cells(tp: &TablePlan, table: &str, row: &Object<'_>, item: &str, r: &mu
         }
         r.add(Code::RowColumns, &row_ptr(), msg);
     }
+    let mut scratch = Vec::new();
     for (c, v) in tp.columns.iter().zip(values) {
         let Some(v) = v else { continue };
-        let cp = || join(&row_ptr(), &c.name);
-        let label = || format!("{table}.{}", c.name);
-        if v.is_null() {
-            if c.notnull {
-                r.add(
-                    Code::RowNotNull,
-                    &cp(),
-                    format!("column {} is NOT NULL but holds null", label()),
-                );
-            }
-            continue;
-        }
-        if c.affinity == Affinity::Integer {
-            match v {
-                Value::Number(n) if ndarc_json::safe_integer(*n).is_some() => {}
-                Value::Number(_) | Value::String(_) | Value::Object(_) => {
-                    if blob_shape(v) == Some(false) {
-                        r.add(Code::RowType, &cp(), format!("column {} holds an object that is not {{\"blob\": base64}}", label()));
-                    } else {
-                        r.add(
-                            Code::UnsafeInteger,
-                            &cp(),
-                            format!(
-                                "column {} has INTEGER affinity (its declared type contains INT) and must hold a safe integer (|n| ≤ 2^53−1), not {}",
-                                label(),
-                                describe(v)
-                            ),
-                        );
-                    }
-                }
-                _ => r.add(Code::RowType, &cp(), format!("column {} holds {}; cells are null, numbers, strings or {{\"blob\": base64}}", label(), describe(v))),
-            }
-            continue;
-        }
-        match v {
-            Value::Object(o) => {
-                if blob_shape(v) != Some(true) {
-                    r.add(Code::RowType, &cp(), format!("column {} holds an object that is not {{\"blob\": base64}}", label()));
-                    continue;
-                }
-                let b64 = o.get("blob").and_then(Value::as_str).unwrap_or_default();
-                if catalogue::decode_base64(b64).is_none() {
-                    r.add(
-                        Code::InvalidBase64,
-                        &join(&cp(), "blob"),
-                        format!("blob of column {} is not canonical base64 (standard alphabet, padded, unused bits zero)", label()),
-                    );
-                }
-                if c.affinity != Affinity::Blob {
-                    r.add(
-                        Code::RowType,
-                        &cp(),
-                        format!("column {} has {} affinity; blobs belong only in BLOB columns", label(), c.affinity.name()),
-                    );
-                }
-            }
-            Value::String(_) | Value::Number(_) => match c.affinity {
-                Affinity::Number if !matches!(v, Value::Number(_)) => r.add(
-                    Code::RowType,
-                    &cp(),
-                    format!(
-                        "column {} has NUMBER affinity (its declared type contains no INT, CHAR, CLOB, TEXT or BLOB — e.g. DATETIME, REAL, NUMERIC) and must hold a number, not text",
-                        label()
-                    ),
-                ),
-                Affinity::Text if !matches!(v, Value::String(_)) => r.add(
-                    Code::RowType,
-                    &cp(),
-                    format!("column {} has TEXT affinity and must hold a string, not a number", label()),
-                ),
-                _ => {}
+        let value = match v {
+            Value::Null => CellValue::Null,
+            Value::Number(n) => CellValue::Number {
+                safe_integer: ndarc_json::safe_integer(*n).is_some(),
             },
-            _ => r.add(
-                Code::RowType,
-                &cp(),
-                format!("column {} holds {}; cells are null, numbers, strings or {{\"blob\": base64}}", label(), describe(v)),
-            ),
+            Value::String(_) => CellValue::Text,
+            Value::Object(o) => match blob_shape(v) {
+                Some(true) => {
+                    CellValue::Blob(o.get("blob").and_then(Value::as_str).unwrap_or_default())
+                }
+                _ => CellValue::Object,
+            },
+            Value::Bool(_) | Value::Array(_) => CellValue::Other,
+        };
+        for fault in cell::faults(c, value, &mut scratch).iter() {
+            let cp = join(&row_ptr(), &c.name);
+            let label = format!("{table}.{}", c.name);
+            let (pointer, message) = match fault {
+                Fault::NotNull => (cp, format!("column {label} is NOT NULL but holds null")),
+                Fault::NotABlob => (cp, format!("column {label} holds an object that is not {{\"blob\": base64}}")),
+                Fault::UnsafeInteger => (cp, format!(
+                    "column {label} has INTEGER affinity (its declared type contains INT) and must hold a safe integer (|n| ≤ 2^53−1), not {}",
+                    describe(v)
+                )),
+                Fault::Kind => (cp, format!("column {label} holds {}; cells are null, numbers, strings or {{\"blob\": base64}}", describe(v))),
+                Fault::NeedsNumber => (cp, format!(
+                    "column {label} has NUMBER affinity (its declared type contains no INT, CHAR, CLOB, TEXT or BLOB — e.g. DATETIME, REAL, NUMERIC) and must hold a number, not text"
+                )),
+                Fault::NeedsText => (cp, format!("column {label} has TEXT affinity and must hold a string, not a number")),
+                Fault::InvalidBase64 => (join(&cp, "blob"), format!("blob of column {label} is not canonical base64 (standard alphabet, padded, unused bits zero)")),
+                Fault::BlobOutsideBlob => (cp, format!("column {label} has {} affinity; blobs belong only in BLOB columns", c.affinity.name())),
+            };
+            r.add(fault.code(), &pointer, message);
         }
     }
 }
@@ -1142,40 +725,4 @@ fn check_binary(
         len,
         data,
     })
-}
-
-/// The row keys of a part line of table `table`, each with its item
-/// position and the item's offset in the line: what the duplicate re-scan of
-/// a table out of key order needs. Lines that do not parse give nothing
-/// (they were reported on the first pass).
-pub fn part_keys(plan: &Plan, table: usize, bytes: &[u8]) -> Vec<(RowKey, usize, u32)> {
-    let Ok(v) = ndarc_json::parse_with(bytes, plan.json) else {
-        return Vec::new();
-    };
-    let tp = &plan.tables[table];
-    let Some(items) = v.value.get("items").and_then(Value::as_array) else {
-        return Vec::new();
-    };
-    let mut out = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let key = if tp.has_rowid {
-            item.get("rowid")
-                .and_then(Value::as_safe_integer)
-                .map(RowKey::Rowid)
-        } else {
-            item.get("row").and_then(|row| {
-                tp.pk
-                    .iter()
-                    .map(|&c| row.get(&tp.columns[c].name).map(KeyPart::of))
-                    .collect::<Option<Vec<_>>>()
-                    .map(RowKey::Primary)
-            })
-        };
-        if let Some(k) = key {
-            let member = if tp.has_rowid { "rowid" } else { "row" };
-            let rel = ndarc_json::locate(bytes, &format!("/items/{i}/{member}")).unwrap_or(0);
-            out.push((k, i, u32::try_from(rel).unwrap_or(0)));
-        }
-    }
-    out
 }

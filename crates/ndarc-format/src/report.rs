@@ -20,6 +20,9 @@ pub struct LineRef<'a> {
 /// a finding is made, so the happy path pays nothing for them.
 pub struct LineReport<'a> {
     at: LineRef<'a>,
+    /// Resolves pointers; findings come mostly in line order, so it walks
+    /// the line about once however many there are.
+    locator: ndarc_json::Locator<'a>,
     /// The findings so far.
     pub findings: Vec<Finding>,
     limit: usize,
@@ -35,6 +38,7 @@ impl<'a> LineReport<'a> {
     pub fn new(at: LineRef<'a>, limit: usize) -> Self {
         LineReport {
             at,
+            locator: ndarc_json::Locator::new(at.bytes),
             findings: Vec::new(),
             limit,
             dropped: 0,
@@ -53,7 +57,7 @@ impl<'a> LineReport<'a> {
             self.drop(code);
             return;
         }
-        let rel = ndarc_json::locate(self.at.bytes, pointer).unwrap_or(0);
+        let rel = self.locator.locate(pointer).unwrap_or(0);
         self.findings.push(Finding::new(
             code,
             self.at.line,

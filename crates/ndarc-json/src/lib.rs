@@ -34,7 +34,7 @@ mod ser;
 mod value;
 
 pub use error::{Error, ErrorKind};
-pub use locate::locate;
+pub use locate::{locate, skip_string, skip_value, Locator};
 pub use parse::{
     check_canonical, check_canonical_with, parse, parse_with, ParseOptions, Parsed, MAX_DEPTH,
 };

@@ -82,8 +82,8 @@ pub fn digest_pair(
         "blocks do not describe messages"
     );
     #[cfg(target_arch = "x86_64")]
-    if ni::available() {
-        return ni::digest_pair(long, messages, blocks, out);
+    if let Some(d) = ni::digest_pair(long, messages, blocks, out) {
+        return d;
     }
     portable(long, messages, blocks, out)
 }
@@ -131,6 +131,37 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use sha2::Digest;
+
+    thread_local! {
+        /// Calls of the interleaved implementation on this thread.
+        pub(crate) static INTERLEAVED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// On a CPU with the SHA extensions the interleaved path must be the
+    /// one taken: a regression that silently fell back to the portable
+    /// code would still give right digests, only slowly.
+    #[test]
+    fn interleaved_path_taken_where_supported() {
+        #[cfg(target_arch = "x86_64")]
+        let supported = std::arch::is_x86_feature_detected!("sha")
+            && std::arch::is_x86_feature_detected!("ssse3")
+            && std::arch::is_x86_feature_detected!("sse4.1");
+        #[cfg(not(target_arch = "x86_64"))]
+        let supported = false;
+        assert_eq!(interleaved(), supported);
+        let before = INTERLEAVED.with(std::cell::Cell::get);
+        let mut buf = Vec::new();
+        let b = push_message(&mut buf, &[b"row"]);
+        let mut out = Vec::new();
+        let d = digest_pair(b"line", &buf, &[b], &mut out);
+        assert_eq!(d, <[u8; 32]>::from(sha2::Sha256::digest(b"line")));
+        let taken = INTERLEAVED.with(std::cell::Cell::get) - before;
+        assert_eq!(
+            taken,
+            usize::from(supported),
+            "interleaved path taken {taken} times"
+        );
+    }
 
     fn check(long: &[u8], msgs: &[Vec<u8>]) {
         let mut buf = Vec::new();

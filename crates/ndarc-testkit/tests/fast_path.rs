@@ -34,7 +34,7 @@ fn same(plan: &Plan, line: u64, bytes: &[u8]) -> bool {
     // With spans asked for: the same summary, and spans only when fast.
     let mut spans = RowSpans::default();
     let with_spans = check_line_spans(plan, at, &mut spans);
-    assert_eq!(format!("{with_spans:?}"), format!("{full:?}"));
+    assert_eq!(with_spans, full);
     if check_line_fast(plan, at, Some(digest)).is_none() {
         assert_eq!(spans, RowSpans::default(), "spans of a line not taken fast");
     }
@@ -45,7 +45,7 @@ fn same(plan: &Plan, line: u64, bytes: &[u8]) -> bool {
         return false;
     };
     let hashing = check_line_fast(plan, at, None).expect("fast with the digest, not without");
-    assert_eq!(format!("{fast:?}"), format!("{hashing:?}"));
+    assert_eq!(fast, hashing);
     check_spans(plan, bytes, &fast);
     assert!(
         full.findings.is_empty(),
@@ -54,8 +54,8 @@ fn same(plan: &Plan, line: u64, bytes: &[u8]) -> bool {
         String::from_utf8_lossy(bytes)
     );
     assert_eq!(
-        format!("{fast:?}"),
-        format!("{full:?}"),
+        fast,
+        full,
         "line {line}: summaries differ\n{}",
         String::from_utf8_lossy(bytes)
     );
@@ -76,6 +76,7 @@ fn check_spans(plan: &Plan, bytes: &[u8], fast: &ndarc_format::LineSummary) {
         panic!("fast path accepted a line that is not a row part");
     };
     assert_eq!(spans.table, Some(part.table));
+    assert_eq!(spans.ordered, part.ordered);
     let tp = &plan.tables[part.table];
     let items = ndarc_json::parse(bytes).expect("accepted line parses");
     let items = items

@@ -225,7 +225,8 @@ fn mutations_cover_the_corpus_codes() {
 }
 
 /// Survey: every mutation × many generated archives, printing every
-/// failure (`--ignored --nocapture`, while writing mutations).
+/// failure and failing if there is one (`--ignored --nocapture`, while
+/// writing mutations).
 #[test]
 #[ignore]
 fn survey() {
@@ -250,6 +251,10 @@ fn survey() {
         }
     }
     println!("{failures} failures");
+    assert_eq!(
+        failures, 0,
+        "mutations whose verdict was not the expected one"
+    );
 }
 
 /// Mutating an invalid archive (a mutant) never panics: it gives another

@@ -87,6 +87,7 @@ impl std::fmt::Debug for Options {
 /// A verification could not run (as opposed to finding the archive
 /// invalid, which is a [`Report`] with findings).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// Reading the input failed.
     #[error("cannot read {path}: {}", describe(source))]

@@ -533,15 +533,22 @@ fn every_code_is_covered() {
 }
 
 /// Every backticked snake_case code in SPEC.md's tables that names a `Code`
-/// is covered. Skipped while SPEC.md does not exist.
+/// is covered. A missing SPEC.md, or one whose tables name no code, fails.
 #[test]
 fn spec_codes_are_covered() {
     let path = root().join("SPEC.md");
-    let Ok(spec) = std::fs::read_to_string(&path) else {
-        eprintln!("{} not found; skipped", path.display());
-        return;
-    };
-    let covered = covered();
+    let spec = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{} cannot be read: {e}", path.display()));
+    spec_codes_covered(&spec);
+}
+
+#[test]
+#[should_panic(expected = "finding codes, not the full list")]
+fn a_spec_without_codes_fails() {
+    spec_codes_covered("# no tables here\n| a | b |\n");
+}
+
+fn spec_codes_covered(spec: &str) {
     let mut named = BTreeSet::new();
     for line in spec.lines().filter(|l| l.trim_start().starts_with('|')) {
         for (i, tok) in line.split('`').enumerate() {
@@ -556,6 +563,12 @@ fn spec_codes_are_covered() {
             }
         }
     }
+    assert!(
+        named.len() >= 40,
+        "SPEC.md's tables name {} finding codes, not the full list",
+        named.len()
+    );
+    let covered = covered();
     let missing: Vec<&String> = named.iter().filter(|c| !covered.contains(*c)).collect();
     assert!(
         missing.is_empty(),

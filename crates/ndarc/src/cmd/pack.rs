@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use ndarc_json::{Object, Value};
 use ndarc_sqlite::pack::{pack, PackError, PackOptions, PackSummary};
 
-use crate::cmd::canon::parse_size;
 use crate::exit::{CmdResult, Failure, Status};
+use crate::flags::parse_size;
 use crate::io::OutputArgs;
 use crate::term;
 use crate::Context;
@@ -185,7 +185,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             args.db.display()
         )));
     }
-    let mut out = args.output.open()?;
+    let mut out = args.output.open(crate::io::ARCHIVE_MODE)?;
     let db = args.db.display().to_string();
     match pack(&args.db, &opts, &mut out) {
         Ok(summary) => {

@@ -1,0 +1,115 @@
+//! What the line rules need from a checked manifest, derived once: the
+//! [`Plan`].
+
+use std::collections::{HashMap, HashSet};
+
+use ndarc_json::{cmp_utf16, ParseOptions};
+
+use crate::catalogue::Affinity;
+use crate::manifest::{Index, Manifest};
+
+/// A row column as rows carry it: writable and not excluded.
+#[derive(Debug, Clone)]
+pub struct RowColumn {
+    /// Column name.
+    pub name: String,
+    /// The name as a canonical JSON string (quotes included), as a
+    /// canonical row writes it.
+    pub name_json: Vec<u8>,
+    /// Affinity of its declared type.
+    pub affinity: Affinity,
+    /// NOT NULL.
+    pub notnull: bool,
+}
+
+/// What rows of one table must look like, derived once from the manifest.
+#[derive(Debug, Clone)]
+pub struct TablePlan {
+    /// The table name as a canonical JSON string (quotes included), for the
+    /// content digest.
+    pub name_json: Vec<u8>,
+    /// Columns a row carries, sorted in name (UTF-16) order.
+    pub columns: Vec<RowColumn>,
+    /// Positions in `columns` of the primary-key columns, in `pk` order.
+    pub pk: Vec<usize>,
+    /// Whether rows carry `rowid`.
+    pub has_rowid: bool,
+}
+
+/// Everything the line rules need from the manifest.
+#[derive(Debug)]
+pub struct Plan {
+    /// The manifest.
+    pub manifest: Manifest,
+    /// Lookups by name.
+    pub index: Index,
+    /// Per table, in manifest order.
+    pub tables: Vec<TablePlan>,
+    /// Findings kept per line at most.
+    pub max_findings_per_line: usize,
+    /// JSON parse options.
+    pub json: ParseOptions,
+}
+
+impl Plan {
+    /// Derives the plan from a checked manifest.
+    pub fn new(manifest: Manifest) -> Plan {
+        // Lookups built once, so that deriving the plan is linear in the
+        // manifest (the first entry of a table wins, as in
+        // `Manifest::excluded_columns_of`).
+        let mut excluded_by_table: HashMap<&str, HashSet<&str>> = HashMap::new();
+        for (table, cols) in &manifest.excluded_columns {
+            excluded_by_table
+                .entry(table.as_str())
+                .or_insert_with(|| cols.iter().map(String::as_str).collect());
+        }
+        let none = HashSet::new();
+        let tables = manifest
+            .tables
+            .iter()
+            .map(|t| {
+                let excluded = excluded_by_table.get(t.name.as_str()).unwrap_or(&none);
+                let mut columns: Vec<RowColumn> = t
+                    .columns
+                    .iter()
+                    .filter(|c| c.generated.is_none() && !excluded.contains(c.name.as_str()))
+                    .map(|c| RowColumn {
+                        name: c.name.clone(),
+                        name_json: {
+                            let mut j = Vec::new();
+                            ndarc_json::write_string(&c.name, &mut j);
+                            j
+                        },
+                        affinity: c.affinity(),
+                        notnull: c.notnull,
+                    })
+                    .collect();
+                columns.sort_by(|a, b| cmp_utf16(&a.name, &b.name));
+                let mut position: HashMap<&str, usize> = HashMap::new();
+                for (i, c) in columns.iter().enumerate() {
+                    position.entry(c.name.as_str()).or_insert(i);
+                }
+                let pk = t
+                    .primary_key()
+                    .iter()
+                    .filter_map(|pc| position.get(pc.name.as_str()).copied())
+                    .collect();
+                let mut name_json = Vec::new();
+                ndarc_json::write_string(&t.name, &mut name_json);
+                TablePlan {
+                    name_json,
+                    columns,
+                    pk,
+                    has_rowid: t.rowid_alias.is_some(),
+                }
+            })
+            .collect();
+        Plan {
+            index: Index::new(&manifest),
+            manifest,
+            tables,
+            max_findings_per_line: 100,
+            json: ParseOptions::default(),
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! Duplicate keys in a table out of key order (SPEC.md §5.3, §11).
+//!
+//! In key order, a repeated key is the previous row's, which the line rules
+//! and the assembler see. Out of key order it can be anywhere, so after the
+//! pass the table's parts are read again: [`part_keys`] gives each row's key
+//! text and [`key_digest`](crate::key::key_digest) in one pass over the line
+//! (the fast path's scanner on a canonical line, one parse otherwise), and
+//! [`rescan_duplicates`] keeps a set of digests.
+
+use std::collections::HashMap;
+
+use ndarc_json::{Locator, Value};
+
+use crate::assemble::Collector;
+use crate::code::Code;
+use crate::finding::Finding;
+use crate::key::{key_digest, KeyCell, RowKey};
+use crate::plan::Plan;
+
+/// The keys of one part line: each row's key text and digest, item
+/// position and offset in the line.
+#[derive(Debug, Default, Clone)]
+pub struct PartKeys {
+    /// The key texts, one after another.
+    text: Vec<u8>,
+    keys: Vec<Entry>,
+    /// The table has rowids (keys are then at `rowid`, not `row`).
+    rowid: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    digest: u128,
+    item: u32,
+    offset: u32,
+    /// End of the key's text in `PartKeys::text` (it starts where the
+    /// previous one ends).
+    end: u32,
+}
+
+/// One key of a [`PartKeys`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartKey<'a> {
+    /// [`key_digest`] of the text.
+    pub digest: u128,
+    /// The item's position in the part.
+    pub item: usize,
+    /// Offset in the line of the item's `row` (or `rowid`).
+    pub offset: u32,
+    /// The key text (`[1,"a"]`, or a rowid).
+    pub text: &'a str,
+}
+
+impl PartKeys {
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The keys, in item order.
+    pub fn iter(&self) -> impl Iterator<Item = PartKey<'_>> + '_ {
+        let mut start = 0usize;
+        self.keys.iter().map(move |e| {
+            let end = e.end as usize;
+            let text = std::str::from_utf8(&self.text[start..end]).unwrap_or_default();
+            start = end;
+            PartKey {
+                digest: e.digest,
+                item: e.item as usize,
+                offset: e.offset,
+                text,
+            }
+        })
+    }
+
+    /// Keeps the first `n` keys.
+    pub(crate) fn truncate(&mut self, n: usize) {
+        self.keys.truncate(n);
+        let end = self.keys.last().map_or(0, |e| e.end as usize);
+        self.text.truncate(end);
+    }
+
+    /// Adds the key of item `item` at `offset`, its text written by
+    /// `write`.
+    pub(crate) fn push_key(&mut self, item: usize, offset: u32, write: impl FnOnce(&mut Vec<u8>)) {
+        let start = self.text.len();
+        write(&mut self.text);
+        let (Ok(item), Ok(end)) = (u32::try_from(item), u32::try_from(self.text.len())) else {
+            self.text.truncate(start);
+            return;
+        };
+        self.keys.push(Entry {
+            digest: key_digest(&self.text[start..]),
+            item,
+            offset,
+            end,
+        });
+    }
+}
+
+/// The row keys of a part line of table `table`: what the duplicate
+/// re-scan of a table out of key order needs. Lines that do not parse give
+/// nothing (they were reported on the first pass). One pass over the line.
+pub fn part_keys(plan: &Plan, table: usize, bytes: &[u8]) -> PartKeys {
+    let Some(tp) = plan.tables.get(table) else {
+        return PartKeys::default();
+    };
+    let mut out = PartKeys {
+        rowid: tp.has_rowid,
+        ..PartKeys::default()
+    };
+    if crate::fast::keys(plan, table, bytes, &mut out).is_some() {
+        return out;
+    }
+    let Ok(v) = ndarc_json::parse_with(bytes, plan.json) else {
+        return out;
+    };
+    let Some(items) = v.value.get("items").and_then(Value::as_array) else {
+        return out;
+    };
+    let member = if tp.has_rowid { "rowid" } else { "row" };
+    // Items in order: the locator walks the line once.
+    let mut locator = Locator::new(bytes);
+    for (i, item) in items.iter().enumerate() {
+        let key = if tp.has_rowid {
+            item.get("rowid")
+                .and_then(Value::as_safe_integer)
+                .map(RowKey::Rowid)
+        } else {
+            item.get("row").and_then(|row| {
+                tp.pk
+                    .iter()
+                    .map(|&c| {
+                        row.get(&tp.columns[c].name)
+                            .map(|v| KeyCell::of(v).into_owned())
+                    })
+                    .collect::<Option<Vec<_>>>()
+                    .map(RowKey::Primary)
+            })
+        };
+        if let Some(k) = key {
+            let rel = locator
+                .locate(&format!("/items/{i}/{member}"))
+                .and_then(|o| u32::try_from(o).ok())
+                .unwrap_or(0);
+            out.push_key(i, rel, |buf| k.write_text(buf));
+        }
+    }
+    out
+}
+
+/// Finds duplicate keys in a table whose rows are out of key order, from
+/// the keys of its parts re-read in order: `parts` yields, per part, its
+/// line, offset and keys. Reports each repeat (not those of neighbours,
+/// which the first pass reports). Memory: one entry of 24 bytes (a 16-byte
+/// digest and where it was first seen) per distinct key, plus the set's
+/// overhead, and 8 bytes per part.
+pub fn rescan_duplicates(
+    table: &str,
+    parts: impl Iterator<Item = (u64, u64, PartKeys)>,
+    findings: &mut Collector,
+) {
+    let mut lines: Vec<u64> = Vec::new();
+    let mut seen: HashMap<u128, (u32, u32)> = HashMap::new();
+    let mut prev: Option<u128> = None;
+    for (line, offset, keys) in parts {
+        let part = u32::try_from(lines.len()).unwrap_or(u32::MAX);
+        lines.push(line);
+        let member = if keys.rowid { "rowid" } else { "row" };
+        for k in keys.iter() {
+            let d = k.digest;
+            if let Some(&(first_part, first_item)) = seen.get(&d) {
+                if prev != Some(d) {
+                    let first_line = lines.get(first_part as usize).copied().unwrap_or(0);
+                    findings.push(Finding::new(
+                        Code::DuplicateRowKey,
+                        line,
+                        offset + u64::from(k.offset),
+                        format!("/items/{}/{member}", k.item),
+                        format!(
+                            "row key {} of table {table:?} was already used on line {first_line} (item {first_item})",
+                            k.text
+                        ),
+                    ));
+                }
+            } else {
+                seen.insert(d, (part, u32::try_from(k.item).unwrap_or(u32::MAX)));
+            }
+            prev = Some(d);
+        }
+    }
+}
