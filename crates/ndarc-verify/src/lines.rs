@@ -14,14 +14,17 @@
 //! - a stream, copied to an unnamed temporary file as it is read, so that
 //!   lines can be read again by offset.
 //!
-//! Lines borrow from the slice, or are copied out of the read buffer (one
-//! copy per line, cheaper than fresh buffers shared between threads, which
-//! the allocator hands back as new pages), so they can be checked on other
-//! threads.
+//! Lines borrow from the slice, or are copied out of the read buffer into a
+//! line buffer of a small pool, so they can be checked on other threads. A
+//! line's buffer goes back to the pool when the line is dropped: a fresh
+//! buffer per line would be new pages from the allocator every time (a
+//! 16 MiB part line is 4,096 page faults, and they were the cost of reading
+//! over mapping), a pooled one is already faulted in.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::ops::Deref;
+use std::sync::{Arc, Mutex};
 
 use memchr::memchr;
 use ndarc_format::{Code, Digest32, Finding};
@@ -123,14 +126,14 @@ fn read_file_at(f: &File, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
 }
 
 /// The bytes of a line: borrowed from a slice, or copied out of the read
-/// buffer.
+/// buffer into a pooled buffer.
 #[derive(Clone)]
 pub struct LineBytes<'a>(Repr<'a>);
 
 #[derive(Clone)]
 enum Repr<'a> {
     Borrowed(&'a [u8]),
-    Owned(Vec<u8>),
+    Owned(Pooled),
 }
 
 impl Deref for LineBytes<'_> {
@@ -138,7 +141,70 @@ impl Deref for LineBytes<'_> {
     fn deref(&self) -> &[u8] {
         match &self.0 {
             Repr::Borrowed(b) => b,
-            Repr::Owned(v) => v,
+            Repr::Owned(v) => &v.buf,
+        }
+    }
+}
+
+/// Capacity the pool keeps at most: about the lines in flight of a
+/// verification (SPEC.md §11), so pooling adds no memory beyond that bound.
+const POOL_BYTES: usize = 64 << 20;
+
+/// Line buffers given back by dropped lines.
+#[derive(Default)]
+struct Pool {
+    free: Mutex<(Vec<Vec<u8>>, usize)>,
+}
+
+impl Pool {
+    /// A buffer holding a copy of `bytes`: a free one large enough when
+    /// there is one (the largest that fits, so big ones serve big lines).
+    fn copy(self: &Arc<Self>, bytes: &[u8]) -> Pooled {
+        let mut buf = {
+            let mut g = self.free.lock().unwrap_or_else(|e| e.into_inner());
+            let (list, held) = &mut *g;
+            match list.iter().rposition(|b| b.capacity() >= bytes.len()) {
+                Some(i) => {
+                    let b = list.swap_remove(i);
+                    *held -= b.capacity();
+                    b
+                }
+                None => Vec::new(),
+            }
+        };
+        buf.clear();
+        buf.extend_from_slice(bytes);
+        Pooled {
+            buf,
+            pool: Arc::clone(self),
+        }
+    }
+}
+
+/// A line buffer that returns to its pool when dropped.
+struct Pooled {
+    buf: Vec<u8>,
+    pool: Arc<Pool>,
+}
+
+impl Clone for Pooled {
+    fn clone(&self) -> Self {
+        self.pool.copy(&self.buf)
+    }
+}
+
+impl Drop for Pooled {
+    fn drop(&mut self) {
+        let buf = std::mem::take(&mut self.buf);
+        let cap = buf.capacity();
+        if cap == 0 {
+            return;
+        }
+        let mut g = self.pool.free.lock().unwrap_or_else(|e| e.into_inner());
+        let (list, held) = &mut *g;
+        if *held + cap <= POOL_BYTES {
+            *held += cap;
+            list.push(buf);
         }
     }
 }
@@ -238,6 +304,8 @@ pub struct LineSource<'a> {
     pending: Vec<Finding>,
     /// Reading stopped inside a line over its limit.
     stopped: bool,
+    /// Buffers of lines copied out of `buf`.
+    pool: Arc<Pool>,
 }
 
 impl<'a> LineSource<'a> {
@@ -255,6 +323,7 @@ impl<'a> LineSource<'a> {
             line: 0,
             pending: Vec::new(),
             stopped: false,
+            pool: Arc::default(),
         }
     }
 
@@ -431,7 +500,7 @@ impl<'a> LineSource<'a> {
         let bytes = match bytes.0 {
             Repr::Borrowed(b) => LineBytes(Repr::Borrowed(&b[..len])),
             Repr::Owned(mut v) => {
-                v.truncate(len);
+                v.buf.truncate(len);
                 LineBytes(Repr::Owned(v))
             }
         };
@@ -456,7 +525,7 @@ impl<'a> LineSource<'a> {
             let window = avail.min(window_max);
             if let Some(i) = memchr(b'\n', &self.buf[self.start + scanned..self.start + window]) {
                 let lf = self.start + scanned + i;
-                let bytes = LineBytes(Repr::Owned(self.buf[self.start..lf].to_vec()));
+                let bytes = LineBytes(Repr::Owned(self.pool.copy(&self.buf[self.start..lf])));
                 self.pos += (lf - self.start) as u64 + 1;
                 self.start = lf + 1;
                 return Ok(Some(Raw::Bytes(bytes, true)));
@@ -469,7 +538,7 @@ impl<'a> LineSource<'a> {
                 if avail == 0 {
                     return Ok(None);
                 }
-                let bytes = LineBytes(Repr::Owned(self.buf[self.start..self.end].to_vec()));
+                let bytes = LineBytes(Repr::Owned(self.pool.copy(&self.buf[self.start..self.end])));
                 self.pos += avail as u64;
                 self.start = self.end;
                 return Ok(Some(Raw::Bytes(bytes, false)));
@@ -660,6 +729,38 @@ mod tests {
         assert!(l.too_long.is_some_and(|n| n > 1001), "{:?}", l.too_long);
         assert!(!l.length_known);
         assert!(s.next_line(1000, false).unwrap().is_none());
+    }
+
+    #[test]
+    fn line_buffers_are_reused_and_the_pool_is_bounded() {
+        let mut data = Vec::new();
+        for i in 0..50 {
+            data.extend(std::iter::repeat_n(b'a' + (i % 26) as u8, 3 << 20));
+            data.push(b'\n');
+        }
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&data).unwrap();
+        let input = Input::File(f);
+        let mut src = LineSource::new(&input).unwrap();
+        let mut addresses = std::collections::HashSet::new();
+        for i in 0..50u8 {
+            let l = src.next_line(4 << 20, false).unwrap().unwrap();
+            assert_eq!(l.bytes.len(), 3 << 20);
+            assert!(l.bytes.iter().all(|&b| b == b'a' + i % 26));
+            addresses.insert(l.bytes.as_ptr() as usize);
+            drop(l); // back to the pool
+        }
+        // One line at a time in flight: one buffer serves every line.
+        assert_eq!(addresses.len(), 1, "{addresses:?}");
+        // Many lines alive at once: the pool keeps at most POOL_BYTES.
+        let mut src = LineSource::new(&input).unwrap();
+        let alive: Vec<_> = (0..50)
+            .map(|_| src.next_line(4 << 20, false).unwrap().unwrap())
+            .collect();
+        let pool = Arc::clone(&src.pool);
+        drop(alive);
+        let held = pool.free.lock().unwrap().1;
+        assert!(held > 0 && held <= POOL_BYTES, "{held}");
     }
 
     #[test]
