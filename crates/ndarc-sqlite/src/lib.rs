@@ -7,3 +7,8 @@
 //! - `pack`: a database to an archive, as the reference producer writes it;
 //! - `unpack`: an archive to a database, as the producer's import restores it;
 //! - `fuzzdb`: seeded random databases for fuzz-testing third-party producers.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod fuzzdb;
