@@ -23,6 +23,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod child;
 pub mod cmd;
 pub mod exit;
 pub mod io;
