@@ -12,3 +12,4 @@
 #![warn(missing_docs)]
 
 pub mod fuzzdb;
+pub mod patch;
