@@ -22,6 +22,7 @@ pub mod finding;
 pub mod hash;
 pub mod key;
 pub mod manifest;
+pub mod pack;
 pub mod part;
 pub mod report;
 

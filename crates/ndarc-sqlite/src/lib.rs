@@ -4,12 +4,95 @@
 //! reads and writes SQLite files through rusqlite (with the bundled SQLite, so
 //! no system library is needed):
 //!
-//! - `pack`: a database to an archive, as the reference producer writes it;
-//! - `unpack`: an archive to a database, as the producer's import restores it;
-//! - `fuzzdb`: seeded random databases for fuzz-testing third-party producers.
+//! - [`pack()`]: a database to an archive, as the reference producer writes
+//!   it (SPEC.md "Databases and archives");
+//! - [`unpack()`]: an archive to a database, as the producer's import
+//!   restores it;
+//! - [`fuzzdb`]: seeded random databases for fuzz-testing third-party
+//!   producers;
+//! - [`patch`]: the SQL patch of a diff, as `sqldiff` writes one.
+//!
+//! ```no_run
+//! use ndarc_sqlite::pack::{pack, PackOptions};
+//! let mut opts = PackOptions::default();
+//! opts.product = Some("shop".into());
+//! opts.exported_at = Some("2026-01-02T03:04:05.678Z".into());
+//! let mut out = Vec::new();
+//! match pack(std::path::Path::new("shop.db"), &opts, &mut out) {
+//!     Ok(summary) => println!("{}", summary.content_hash),
+//!     Err(e) => eprintln!("shop.db: {}: {} (exit {})", e.code(), e.message(), e.exit_code()),
+//! }
+//! ```
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+use std::io::{self, Read};
+use std::path::Path;
+
 pub mod fuzzdb;
+pub mod pack;
 pub mod patch;
+pub mod unpack;
+
+pub use pack::{pack, PackError, PackOptions, PackSummary, Refusal};
+pub use unpack::{unpack, UnpackError, UnpackOptions, UnpackSummary};
+
+/// The 16 bytes every SQLite 3 database file starts with.
+pub const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// Whether the file at `path` is a SQLite database, by its 16-byte header
+/// (not by its name). A file shorter than 16 bytes is not one.
+pub fn is_sqlite_file(path: &Path) -> io::Result<bool> {
+    let mut f = std::fs::File::open(path)?;
+    let mut head = [0u8; 16];
+    let mut got = 0;
+    while got < head.len() {
+        match f.read(&mut head[got..]) {
+            Ok(0) => return Ok(false),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(&head == SQLITE_HEADER)
+}
+
+/// `name` as an SQL identifier: in double quotes, inner quotes doubled (the
+/// producer's `quote`).
+pub fn quote(name: &str) -> String {
+    let mut s = String::with_capacity(name.len() + 2);
+    s.push('"');
+    for c in name.chars() {
+        if c == '"' {
+            s.push('"');
+        }
+        s.push(c);
+    }
+    s.push('"');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_identifiers() {
+        assert_eq!(quote("a"), "\"a\"");
+        assert_eq!(quote("a\"b"), "\"a\"\"b\"");
+    }
+
+    #[test]
+    fn recognises_sqlite_by_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.txt");
+        std::fs::write(&p, b"SQLite format 3\0rest").unwrap();
+        assert!(is_sqlite_file(&p).unwrap());
+        std::fs::write(&p, b"SQLite format 3").unwrap();
+        assert!(!is_sqlite_file(&p).unwrap());
+        std::fs::write(&p, b"{\"kind\":\"manifest\"}\n").unwrap();
+        assert!(!is_sqlite_file(&p).unwrap());
+        assert!(is_sqlite_file(&dir.path().join("missing")).is_err());
+    }
+}

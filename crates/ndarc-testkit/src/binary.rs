@@ -2,7 +2,7 @@
 //! pure function of (content seed, offset), and the producer's chunking.
 
 use ndarc_format::catalogue::{cmp_objects, cmp_payload_names};
-use ndarc_json::{write_string, Object, Value};
+use ndarc_json::{Object, Value};
 use sha2::{Digest, Sha256};
 
 use crate::rng::{derive, derive_all, mix, Rng, GOLDEN};
@@ -50,39 +50,7 @@ impl Binary {
     }
 }
 
-/// The producer's chunk length limit: `max(1, floor((partBytes − 200 −
-/// len(canonical {bucket, key, name})) · 3/4))`, absent members as `null`.
-pub fn chunk_cap(
-    part_bytes: usize,
-    bucket: Option<&str>,
-    key: Option<&str>,
-    name: Option<&str>,
-) -> u64 {
-    let mut v = Vec::with_capacity(64);
-    let member = |label: &[u8], s: Option<&str>, v: &mut Vec<u8>| {
-        v.extend_from_slice(label);
-        match s {
-            Some(s) => write_string(s, v),
-            None => v.extend_from_slice(b"null"),
-        }
-    };
-    member(b"{\"bucket\":", bucket, &mut v);
-    member(b",\"key\":", key, &mut v);
-    member(b",\"name\":", name, &mut v);
-    v.push(b'}');
-    let room = part_bytes as i64 - 200 - v.len() as i64;
-    (room * 3).div_euclid(4).max(1) as u64
-}
-
-/// Number of chunks (parts) of an entry of `size` bytes: one for an empty
-/// entry.
-pub fn chunk_count(size: u64, cap: u64) -> u64 {
-    if size == 0 {
-        1
-    } else {
-        size.div_ceil(cap.max(1))
-    }
-}
+pub use ndarc_format::pack::{chunk_cap, chunk_count};
 
 const TEXT_ALPHABET: &[u8; 64] =
     b"abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789\n";

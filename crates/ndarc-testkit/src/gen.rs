@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use ndarc_format::catalogue::{content_header_digest, is_name, schema_identity};
+use ndarc_format::catalogue::{content_header_digest, is_name, iso_time, schema_identity};
 use ndarc_format::hash::row_content_digest;
 use ndarc_format::{ArchiveHasher, ContentHasher, FORMAT, MAX_PART_LINE, VERSION};
 use ndarc_json::{number, write_string, Object, Value};
@@ -311,28 +311,6 @@ fn walk(
         }
     }
     Ok(s)
-}
-
-fn iso_time(ms: u64) -> String {
-    let days = (ms / 86_400_000) as i64;
-    let rem = ms % 86_400_000;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3_600_000,
-        rem / 60_000 % 60,
-        rem / 1000 % 60,
-        rem % 1000
-    )
 }
 
 fn journal(seed: u64, later: Option<Later>, exported_ms: u64) -> Value<'static> {

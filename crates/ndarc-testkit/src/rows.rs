@@ -4,7 +4,6 @@
 use std::io;
 use std::ops::Range;
 
-use base64::Engine as _;
 use ndarc_format::Affinity;
 use ndarc_json::{number, write_string, MAX_SAFE_INTEGER};
 
@@ -444,15 +443,7 @@ fn write_cell(c: Cell, s: &Scratch, out: &mut Vec<u8>) {
     }
 }
 
-/// Appends the canonical base64 of `bytes` to `out`.
-pub(crate) fn push_base64(bytes: &[u8], out: &mut Vec<u8>) {
-    let start = out.len();
-    let len = bytes.len().div_ceil(3) * 4;
-    out.resize(start + len, 0);
-    let engine = base64::engine::general_purpose::STANDARD;
-    let written = engine.encode_slice(bytes, &mut out[start..]).unwrap_or(0);
-    out.truncate(start + written);
-}
+pub(crate) use ndarc_format::pack::push_base64;
 
 /// The later-export parameters a row maker needs.
 #[derive(Debug, Clone, Copy)]

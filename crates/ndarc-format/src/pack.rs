@@ -1,0 +1,268 @@
+//! The producer's packing rule (`export.mjs` `nextItems`): where row parts
+//! start, how large a binary chunk is, and a part-line writer. The one
+//! implementation that every writer of archives in the workspace uses
+//! (`ndarc-testkit`'s generator and `repart`, `ndarc-sqlite`'s `pack`).
+
+use std::io::{self, Write};
+
+use base64::Engine as _;
+use ndarc_json::{number, write_string};
+
+use crate::hash::ArchiveHasher;
+
+/// The room `export.mjs` keeps in every part for the part's own members.
+pub const PART_OVERHEAD: usize = 200;
+
+/// Decides where row parts start, exactly as `export.mjs`: a part holds rows
+/// of one table, at most `min(1000, ceil(partBytes / 128))` of them, and a
+/// row joins the part while `200 + Σ(len(canonical item) + 1) ≤ partBytes`.
+#[derive(Debug, Clone)]
+pub struct RowPacker {
+    part_bytes: usize,
+    max_rows: usize,
+    size: usize,
+    rows: usize,
+}
+
+impl RowPacker {
+    /// A packer for parts of `part_bytes`.
+    pub fn new(part_bytes: usize) -> RowPacker {
+        RowPacker {
+            part_bytes,
+            max_rows: 1000.min(part_bytes.div_ceil(128)),
+            size: PART_OVERHEAD,
+            rows: 0,
+        }
+    }
+
+    /// The most rows a part holds.
+    pub fn max_rows(&self) -> usize {
+        self.max_rows
+    }
+
+    /// Takes the next row item of `len` bytes (canonical, without LF) and
+    /// tells whether it starts a new part. An item too large for any part
+    /// is the producer's `row_part_too_large` (`InvalidData`).
+    pub fn admit(&mut self, len: usize) -> io::Result<bool> {
+        let bytes = len + 1;
+        if bytes + PART_OVERHEAD > self.part_bytes {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "a row item of {len} bytes does not fit in a part of {} bytes (row_part_too_large)",
+                    self.part_bytes
+                ),
+            ));
+        }
+        if self.rows > 0 && self.rows < self.max_rows && self.size + bytes <= self.part_bytes {
+            self.size += bytes;
+            self.rows += 1;
+            Ok(false)
+        } else {
+            self.size = PART_OVERHEAD + bytes;
+            self.rows = 1;
+            Ok(true)
+        }
+    }
+
+    /// Ends the current table: its next row starts a new part.
+    pub fn end_table(&mut self) {
+        self.rows = 0;
+        self.size = PART_OVERHEAD;
+    }
+}
+
+/// Builds part lines `{"index":N,"items":[…],"kind":"part"}` one at a time,
+/// hashes and writes them. Items are written canonical by the caller
+/// (members in name order), so the line is canonical.
+#[derive(Debug)]
+pub struct PartWriter {
+    line: Vec<u8>,
+    index: u64,
+    open: bool,
+    items: usize,
+}
+
+impl PartWriter {
+    /// A writer for parts of at most `part_bytes` (the buffer is sized for
+    /// one part).
+    pub fn new(part_bytes: usize) -> PartWriter {
+        PartWriter {
+            line: Vec::with_capacity(part_bytes.min(1 << 24) + 64),
+            index: 0,
+            open: false,
+            items: 0,
+        }
+    }
+
+    /// Starts the next part.
+    pub fn begin(&mut self) {
+        self.line.clear();
+        self.line.extend_from_slice(b"{\"index\":");
+        number::write(self.index as f64, &mut self.line);
+        self.line.extend_from_slice(b",\"items\":[");
+        self.open = true;
+        self.items = 0;
+    }
+
+    /// The line being built, for writing an item in place; call
+    /// [`PartWriter::item_written`] after.
+    pub fn line(&mut self) -> &mut Vec<u8> {
+        if self.items > 0 {
+            self.line.push(b',');
+        }
+        &mut self.line
+    }
+
+    /// Records that an item was written into [`PartWriter::line`].
+    pub fn item_written(&mut self) {
+        self.items += 1;
+    }
+
+    /// Appends a canonical item.
+    pub fn push_item(&mut self, item: &[u8]) {
+        self.line().extend_from_slice(item);
+        self.item_written();
+    }
+
+    /// Closes the open part (if any), adds it to `archive`, writes it with
+    /// its LF and returns the bytes written.
+    pub fn finish<W: Write + ?Sized>(
+        &mut self,
+        archive: &mut ArchiveHasher,
+        out: &mut W,
+    ) -> io::Result<u64> {
+        if !self.open {
+            return Ok(0);
+        }
+        self.line.extend_from_slice(b"],\"kind\":\"part\"}");
+        archive.add_line(&self.line);
+        self.line.push(b'\n');
+        out.write_all(&self.line)?;
+        self.open = false;
+        self.index += 1;
+        Ok(self.line.len() as u64)
+    }
+
+    /// Parts finished so far.
+    pub fn count(&self) -> u64 {
+        self.index
+    }
+}
+
+/// The producer's chunk length limit: `max(1, floor((partBytes − 200 −
+/// len(canonical {bucket, key, name})) · 3/4))`, absent members as `null`.
+pub fn chunk_cap(
+    part_bytes: usize,
+    bucket: Option<&str>,
+    key: Option<&str>,
+    name: Option<&str>,
+) -> u64 {
+    let mut v = Vec::with_capacity(64);
+    let member = |label: &[u8], s: Option<&str>, v: &mut Vec<u8>| {
+        v.extend_from_slice(label);
+        match s {
+            Some(s) => write_string(s, v),
+            None => v.extend_from_slice(b"null"),
+        }
+    };
+    member(b"{\"bucket\":", bucket, &mut v);
+    member(b",\"key\":", key, &mut v);
+    member(b",\"name\":", name, &mut v);
+    v.push(b'}');
+    let room = part_bytes as i64 - 200 - v.len() as i64;
+    (room * 3).div_euclid(4).max(1) as u64
+}
+
+/// Number of chunks (parts) of an entry of `size` bytes: one for an empty
+/// entry.
+pub fn chunk_count(size: u64, cap: u64) -> u64 {
+    if size == 0 {
+        1
+    } else {
+        size.div_ceil(cap.max(1))
+    }
+}
+
+/// Appends the canonical base64 of `bytes` to `out`.
+pub fn push_base64(bytes: &[u8], out: &mut Vec<u8>) {
+    let start = out.len();
+    let len = bytes.len().div_ceil(3) * 4;
+    out.resize(start + len, 0);
+    let engine = base64::engine::general_purpose::STANDARD;
+    let written = engine.encode_slice(bytes, &mut out[start..]).unwrap_or(0);
+    out.truncate(start + written);
+}
+
+/// Writes one part holding one chunk of an object
+/// (`{"bucket","data","key","kind":"object","offset"}`) or, with `object`
+/// `None`, of the payload `name`, into `part` (which it begins; the caller
+/// finishes it).
+pub fn chunk_part(
+    part: &mut PartWriter,
+    object: Option<(&str, &str)>,
+    name: &str,
+    offset: u64,
+    data: &[u8],
+) {
+    part.begin();
+    let l = part.line();
+    match object {
+        Some((b, k)) => {
+            l.extend_from_slice(b"{\"bucket\":");
+            write_string(b, l);
+            l.extend_from_slice(b",\"data\":\"");
+            push_base64(data, l);
+            l.extend_from_slice(b"\",\"key\":");
+            write_string(k, l);
+            l.extend_from_slice(b",\"kind\":\"object\",\"offset\":");
+        }
+        None => {
+            l.extend_from_slice(b"{\"data\":\"");
+            push_base64(data, l);
+            l.extend_from_slice(b"\",\"kind\":\"payload\",\"name\":");
+            write_string(name, l);
+            l.extend_from_slice(b",\"offset\":");
+        }
+    }
+    number::write(offset as f64, l);
+    l.push(b'}');
+    part.item_written();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunk_cap_follows_the_producer() {
+        // 1024 − 200 − len({"bucket":null,"key":null,"name":"kv"}) = 786; · 3/4.
+        assert_eq!(chunk_cap(1024, None, None, Some("kv")), 589);
+        assert_eq!(chunk_cap(1024, Some("b"), Some(&"k".repeat(2000)), None), 1);
+        assert_eq!(chunk_count(0, 10), 1);
+        assert_eq!(chunk_count(10, 10), 1);
+        assert_eq!(chunk_count(11, 10), 2);
+    }
+
+    #[test]
+    fn packer_follows_export_mjs() {
+        let mut p = RowPacker::new(1024);
+        assert_eq!(p.max_rows(), 8);
+        // 200 + 4 × 201 = 1004 ≤ 1024; a fifth does not fit.
+        assert!(p.admit(200).unwrap());
+        for _ in 0..3 {
+            assert!(!p.admit(200).unwrap());
+        }
+        assert!(p.admit(200).unwrap());
+        // At most 8 rows however small.
+        let mut p = RowPacker::new(1024);
+        let starts: Vec<bool> = (0..10).map(|_| p.admit(1).unwrap()).collect();
+        assert_eq!(starts.iter().filter(|s| **s).count(), 2);
+        assert!(starts[8]);
+        // The largest item that fits alone: 1024 − 200 − 1.
+        let mut p = RowPacker::new(1024);
+        assert!(p.admit(823).unwrap());
+        assert!(p.admit(824).is_err());
+        assert_eq!(RowPacker::new(16 * 1024 * 1024).max_rows(), 1000);
+    }
+}
