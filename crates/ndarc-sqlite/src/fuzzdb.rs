@@ -335,6 +335,10 @@ impl DbSpec {
                     .map_err(sql_err(format!("insert into {}", t.name)))?;
             }
         }
+        // A database without tables would stay an empty file, which is not
+        // a SQLite database to anyone reading its header.
+        tx.execute_batch("PRAGMA user_version = 1")
+            .map_err(sql_err("user_version"))?;
         tx.commit().map_err(sql_err("commit"))?;
         Ok(())
     }

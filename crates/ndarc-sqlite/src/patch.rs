@@ -1,8 +1,8 @@
 //! SQL patches: the statements that turn the first archive's database into
 //! the second's, as `sqldiff` writes them.
 //!
-//! From a [`Diff`] and the second archive, [`write_patch`] writes, inside
-//! one transaction:
+//! From a [`Diff`] and the second archive, [`write_patch`] writes, after
+//! `PRAGMA foreign_keys = OFF` and inside one transaction:
 //!
 //! 1. `DROP TABLE` for tables only in the first archive and for tables whose
 //!    `sql` changed (SQLite's `ALTER TABLE` cannot reach every change a
@@ -273,6 +273,11 @@ pub fn write_patch(d: &Diff, after: &[u8], out: &mut dyn Write) -> Result<(), Pa
         d.before.name.replace('\n', " "),
         d.after.name.replace('\n', " ")
     )?;
+    // Foreign keys are checked by the database the patch is applied to, not
+    // row by row while it runs (archives need not satisfy them, and a
+    // rebuilt parent is dropped before its rows come back); the pragma
+    // has no effect inside a transaction, so it comes first.
+    writeln!(out, "PRAGMA foreign_keys = OFF;")?;
     writeln!(out, "BEGIN TRANSACTION;")?;
     // Children before parents when dropping and deleting.
     let all_before: Vec<String> = d.tables.iter().map(|t| t.name.clone()).collect();
