@@ -37,6 +37,8 @@ Examples:
   ndarc inspect export.ndjson
   ndarc canon export.ndjson -o export.canon.ndjson
   ndarc canon --check export.ndjson
+  ndarc pack shop.db -o shop.ndjson
+  ndarc unpack shop.ndjson -o restored.db
   ndarc help canon"
 )]
 struct Cli {
@@ -61,6 +63,8 @@ enum Command {
     Mutate(cmd::mutate::Args),
     FuzzConsumer(cmd::fuzz_consumer::Args),
     Diff(cmd::diff::Args),
+    Pack(cmd::pack::Args),
+    Unpack(cmd::unpack::Args),
 }
 
 /// Runs the chosen command.
@@ -74,6 +78,8 @@ fn run(command: Command, ctx: &Context) -> CmdResult {
         Command::Mutate(args) => cmd::mutate::run(args, ctx),
         Command::FuzzConsumer(args) => cmd::fuzz_consumer::run(args, ctx),
         Command::Diff(args) => cmd::diff::run(args, ctx),
+        Command::Pack(args) => cmd::pack::run(args, ctx),
+        Command::Unpack(args) => cmd::unpack::run(args, ctx),
     }
 }
 

@@ -124,6 +124,18 @@ pub fn diagnostic(colour: Colour, at: Location<'_>, code: &str, message: &str) {
     let _ = io::stderr().lock().write_all(line.as_bytes());
 }
 
+/// Writes `FILE: CODE: message` to standard error: a finding about a whole
+/// file (a database `pack` refuses, an archive `unpack` cannot restore).
+pub fn file_diagnostic(colour: Colour, file: &str, code: &str, message: &str) {
+    let line = format!(
+        "{} {}: {}\n",
+        paint(colour.stderr, Style::Location, &format!("{file}:")),
+        paint(colour.stderr, Style::Error, code),
+        one_line(message)
+    );
+    let _ = io::stderr().lock().write_all(line.as_bytes());
+}
+
 /// Writes `ndarc: error: message` to standard error.
 pub fn error(colour: Colour, message: &str) {
     let line = format!(

@@ -6,5 +6,7 @@ pub mod fuzz_consumer;
 pub mod gen;
 pub mod inspect;
 pub mod mutate;
+pub mod pack;
 pub mod repart;
+pub mod unpack;
 pub mod verify;

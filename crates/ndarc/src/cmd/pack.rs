@@ -1,0 +1,204 @@
+//! `ndarc pack`: a SQLite database to an archive, as the reference producer
+//! writes it (ndarc-sqlite).
+
+use std::path::PathBuf;
+
+use ndarc_json::{Object, Value};
+use ndarc_sqlite::pack::{pack, PackError, PackOptions, PackSummary};
+
+use crate::cmd::canon::parse_size;
+use crate::exit::{CmdResult, Failure, Status};
+use crate::io::OutputArgs;
+use crate::term;
+use crate::Context;
+
+const EXAMPLES: &str = "\
+Examples:
+  Pack a database, with a fixed export time for a reproducible archive:
+    ndarc pack shop.db -o shop.ndjson --product shop --exported-at 2026-01-02T03:04:05.678Z
+
+  Leave a secret column out, archive a table the defaults exclude, add a bucket and a payload:
+    ndarc pack app.db -o app.ndjson --secret-column users.password_hash \\
+      --include-table oa_settings --objects-dir ./uploads --bucket FILES --payload kv=kv.json
+
+Exit status: 0 written; 1 the database cannot be archived (the producer refuses it:
+DB: CODE: message, naming the table, column and rowid; no file is written); 2 could not run
+(not a SQLite file, corrupt, locked by a writer, usage, I/O).";
+
+/// Arguments of `ndarc pack`.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Pack a SQLite database into an archive, as the reference producer does",
+    long_about = "Pack a SQLite database into an archive, as the reference producer \
+(catalogue.mjs, copies.mjs, export.mjs) does: tables minus the default exclusions (sqlite_%, \
+_cf_%, d1_migrations, oa_%, oc_%, rer_portability_% …), columns from PRAGMA table_xinfo, \
+foreign keys as dependencies, rows in primary-key or rowid order, blobs as {\"blob\": base64}.
+
+The database is opened read-only and read in one transaction (one consistent snapshot), \
+twice: the first pass checks every refusal (virtual tables, unsafe integers, text in a \
+DATETIME column …), the second writes. Memory does not grow with the database. SPEC.md, \
+\"Databases and archives\", says exactly how a database maps to an archive.",
+    after_help = EXAMPLES
+)]
+pub struct Args {
+    /// The SQLite database (recognised by its header, not its name).
+    #[arg(value_name = "DB")]
+    pub db: PathBuf,
+    /// `product` (default: the database file's name without extension).
+    #[arg(long, value_name = "NAME")]
+    pub product: Option<String>,
+    /// `exportedAt`, as YYYY-MM-DDTHH:MM:SS.sssZ (default: now).
+    #[arg(long, value_name = "TIME")]
+    pub exported_at: Option<String>,
+    /// `epoch`.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub epoch: u64,
+    /// `sourceIdentity`.
+    #[arg(long, value_name = "NAME", default_value = "local")]
+    pub source_identity: String,
+    /// A name for `requiredConfiguration` (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub required_configuration: Vec<String>,
+    /// Also exclude tables matching PATTERN (ASCII case-insensitive; a
+    /// trailing % matches any suffix; repeatable).
+    #[arg(long, value_name = "PATTERN")]
+    pub exclude_table: Vec<String>,
+    /// Archive TABLE even if a pattern excludes it (exact name; repeatable).
+    #[arg(long, value_name = "TABLE")]
+    pub include_table: Vec<String>,
+    /// Exclude TABLE and its virtual-table shadow tables TABLE_… (the
+    /// producer's derivedTables; repeatable).
+    #[arg(long, value_name = "TABLE")]
+    pub derived_table: Vec<String>,
+    /// Leave TABLE.COLUMN out of the rows and list it in excludedColumns
+    /// (split at the first '.'; repeatable).
+    #[arg(long, value_name = "TABLE.COLUMN")]
+    pub secret_column: Vec<String>,
+    /// Every regular file under DIR becomes an object of --bucket, its key
+    /// the path relative to DIR with '/'.
+    #[arg(long, value_name = "DIR", requires = "bucket")]
+    pub objects_dir: Option<PathBuf>,
+    /// The bucket of the --objects-dir objects.
+    #[arg(long, value_name = "NAME", requires = "objects_dir")]
+    pub bucket: Option<String>,
+    /// A payload NAME=FILE (repeatable).
+    #[arg(long, value_name = "NAME=FILE")]
+    pub payload: Vec<String>,
+    /// The producer's partBytes, 1KiB to 16MiB (K, M suffixes).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "16MiB")]
+    pub part_bytes: usize,
+    /// Print a JSON summary (bytes, partCount, hashes, tables) on standard
+    /// error.
+    #[arg(long)]
+    pub summary: bool,
+    /// `-o FILE` and `--force`.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+impl Args {
+    /// The library options these arguments give.
+    pub fn options(&self) -> Result<PackOptions, Failure> {
+        let secret_columns = self
+            .secret_column
+            .iter()
+            .map(|s| match s.split_once('.') {
+                Some((t, c)) if !t.is_empty() && !c.is_empty() => Ok((t.to_string(), c.to_string())),
+                _ => Err(Failure::new(format!(
+                    "--secret-column {s:?}: expected TABLE.COLUMN"
+                ))),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let payloads = self
+            .payload
+            .iter()
+            .map(|s| match s.split_once('=') {
+                Some((n, f)) if !n.is_empty() && !f.is_empty() => {
+                    Ok((n.to_string(), PathBuf::from(f)))
+                }
+                _ => Err(Failure::new(format!("--payload {s:?}: expected NAME=FILE"))),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(PackOptions {
+            product: self.product.clone(),
+            exported_at: self.exported_at.clone(),
+            epoch: self.epoch,
+            source_identity: self.source_identity.clone(),
+            required_configuration: self.required_configuration.clone(),
+            exclude_tables: self.exclude_table.clone(),
+            include_tables: self.include_table.clone(),
+            derived_tables: self.derived_table.clone(),
+            secret_columns,
+            objects_dir: self.objects_dir.clone(),
+            bucket: self.bucket.clone(),
+            payloads,
+            part_bytes: self.part_bytes,
+            ..PackOptions::default()
+        })
+    }
+}
+
+/// The `--summary` line.
+pub fn summary_json(s: &PackSummary) -> Vec<u8> {
+    let n = |x: u64| Value::from(x as i64);
+    let mut o = Object::new();
+    o.insert("bytes", n(s.bytes));
+    o.insert("partCount", n(s.part_count));
+    o.insert("contentHash", Value::from(s.content_hash.clone()));
+    o.insert("archiveHash", Value::from(s.archive_hash.clone()));
+    o.insert("schema", Value::from(s.schema.clone()));
+    let tables = s
+        .tables
+        .iter()
+        .map(|(name, count)| {
+            let mut t = Object::new();
+            t.insert("name", Value::from(name.clone()));
+            t.insert("count", n(*count));
+            Value::Object(t)
+        })
+        .collect();
+    o.insert("tables", Value::Array(tables));
+    o.insert(
+        "excludedTables",
+        Value::Array(s.excluded_tables.iter().map(|t| Value::from(t.clone())).collect()),
+    );
+    o.insert("objects", n(s.objects as u64));
+    o.insert("payloads", n(s.payloads as u64));
+    let mut line = ndarc_json::to_canonical_vec(&Value::Object(o));
+    line.push(b'\n');
+    line
+}
+
+/// Runs `ndarc pack`.
+pub fn run(args: Args, ctx: &Context) -> CmdResult {
+    let opts = args.options()?;
+    if args.db.is_dir() {
+        return Err(Failure::new(format!(
+            "cannot open {}: is a directory",
+            args.db.display()
+        )));
+    }
+    let mut out = args.output.open()?;
+    let db = args.db.display().to_string();
+    match pack(&args.db, &opts, &mut out) {
+        Ok(summary) => {
+            out.finish()?;
+            if args.summary {
+                use std::io::Write as _;
+                let _ = std::io::stderr().write_all(&summary_json(&summary));
+            }
+            Ok(Status::Success)
+        }
+        Err(PackError::Output(e)) => Err(Failure::io(format!("cannot write {}", out.name()), &e)),
+        Err(e) if e.is_refusal() => {
+            // The temporary output is removed when `out` is dropped.
+            term::file_diagnostic(ctx.colour, &db, e.code(), &e.message());
+            Ok(Status::Findings)
+        }
+        Err(e) => Err(Failure::new(format!(
+            "{db}: {}: {}",
+            e.code(),
+            term::one_line(&e.message())
+        ))),
+    }
+}
