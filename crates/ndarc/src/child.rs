@@ -221,7 +221,10 @@ pub fn run_child(
     own_group(&mut cmd);
     let start = Instant::now();
     let mut child = cmd.spawn()?;
-    let mut nap = Duration::from_millis(1);
+    // Short naps: a fuzzing run is often a few milliseconds of child, and
+    // a longer nap would be most of its wall time (try_wait is one cheap
+    // system call).
+    let mut nap = Duration::from_micros(100);
     let mut timed_out = false;
     let status = loop {
         if let Some(status) = child.try_wait()? {
@@ -233,7 +236,7 @@ pub fn run_child(
             break child.wait()?;
         }
         std::thread::sleep(nap.min(timeout.saturating_sub(start.elapsed())));
-        nap = (nap * 2).min(Duration::from_millis(25));
+        nap = (nap * 2).min(Duration::from_millis(2));
     };
     let elapsed = start.elapsed();
     Ok(Outcome {

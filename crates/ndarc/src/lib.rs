@@ -25,6 +25,7 @@
 
 pub mod child;
 pub mod cmd;
+pub mod dbinput;
 pub mod exit;
 pub mod io;
 pub mod term;
