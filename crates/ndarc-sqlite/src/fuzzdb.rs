@@ -150,10 +150,8 @@ pub struct Table {
     pub lower_keywords: bool,
 }
 
-/// Quotes an identifier for SQL.
-pub fn quote(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
+/// Quotes an identifier for SQL (the producer's `quote`).
+pub use crate::quote;
 
 impl Table {
     /// The `CREATE TABLE` (or `CREATE VIRTUAL TABLE`) statement.

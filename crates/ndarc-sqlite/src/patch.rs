@@ -41,10 +41,7 @@ pub enum PatchError {
     Io(#[from] std::io::Error),
 }
 
-/// Quotes an identifier for SQL.
-fn ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
+use crate::quote as ident;
 
 /// A cell as an SQL literal: `NULL`, a number, `'text'`, `X'blob'`.
 pub fn literal(v: &Value<'_>) -> String {
