@@ -199,3 +199,34 @@ fn usage_errors_exit_2() {
     ]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn the_producers_header_and_part_sizes_are_its_own() {
+    // Another product, time, epoch, source and configuration, other parts:
+    // the same content.
+    let exec = format!(
+        "'{NDARC}' pack {{db}} -o {{archive}} --product other --exported-at 2001-02-03T04:05:06.789Z \
+         --epoch 9 --source-identity src --required-configuration KEY --part-bytes 200K"
+    );
+    let o = fuzz(&["--exec", &exec, "--runs", "16", "--seed", "8", "--json"]);
+    let v = summary(&o);
+    assert_eq!(o.status.code(), Some(0), "{v:#}");
+    assert_eq!(v["agreed"], 16);
+}
+
+#[test]
+fn a_producer_leaving_tables_out_is_a_content_mismatch() {
+    let dir = tmp("exclude");
+    let exec = script(&dir, "\"$NDARC\" pack \"$1\" --exclude-table '%' -o \"$2\"");
+    let o = fuzz(&["--exec", &exec, "--runs", "8", "--seed", "4", "--json"]);
+    let v = summary(&o);
+    assert_eq!(o.status.code(), Some(1), "{v:#}");
+    let bad = problems(&v, "content_mismatch");
+    assert!(!bad.is_empty(), "{v:#}");
+    for p in &bad {
+        // One table is enough; its rows do not matter.
+        let (tables, rows, _) = sizes(&p["shrunk"]);
+        assert_eq!((tables, rows), (1, 0), "{p:#}");
+        assert!(p["detail"].as_str().unwrap().contains("removed"), "{p:#}");
+    }
+}
