@@ -103,7 +103,9 @@ impl Args {
             .secret_column
             .iter()
             .map(|s| match s.split_once('.') {
-                Some((t, c)) if !t.is_empty() && !c.is_empty() => Ok((t.to_string(), c.to_string())),
+                Some((t, c)) if !t.is_empty() && !c.is_empty() => {
+                    Ok((t.to_string(), c.to_string()))
+                }
                 _ => Err(Failure::new(format!(
                     "--secret-column {s:?}: expected TABLE.COLUMN"
                 ))),
@@ -160,7 +162,12 @@ pub fn summary_json(s: &PackSummary) -> Vec<u8> {
     o.insert("tables", Value::Array(tables));
     o.insert(
         "excludedTables",
-        Value::Array(s.excluded_tables.iter().map(|t| Value::from(t.clone())).collect()),
+        Value::Array(
+            s.excluded_tables
+                .iter()
+                .map(|t| Value::from(t.clone()))
+                .collect(),
+        ),
     );
     o.insert("objects", n(s.objects as u64));
     o.insert("payloads", n(s.payloads as u64));

@@ -85,6 +85,9 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             term::file_diagnostic(ctx.colour, &name, e.code(), message);
             Ok(Status::Findings)
         }
-        Err(e) => Err(Failure::new(format!("{name}: {}", term::one_line(&e.to_string())))),
+        Err(e) => Err(Failure::new(format!(
+            "{name}: {}",
+            term::one_line(&e.to_string())
+        ))),
     }
 }
