@@ -132,7 +132,7 @@ fn sql_str(s: &str) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
 
     /// pack(unpack(a)) has the contentHash of a, for generated archives
     /// SQLite can hold (no objects or payloads, whose metadata and names a
