@@ -283,6 +283,8 @@ struct Table {
     cells: Vec<usize>,
     /// Positions in `cells`, in the name order of the row object.
     sorted: Vec<usize>,
+    /// Positions in `cells` of the primary-key columns, in `pk` order.
+    key_cells: Vec<usize>,
     /// `"name":` of each entry of `cells`, canonical.
     labels: Vec<Vec<u8>>,
     /// The canonical JSON string of the table name.
@@ -529,6 +531,7 @@ fn catalogue(conn: &Connection, opts: &PackOptions) -> Result<Catalogue, PackErr
             without_rowid,
             cells: Vec::new(),
             sorted: Vec::new(),
+            key_cells: Vec::new(),
             labels: Vec::new(),
             name_json: Vec::new(),
             select: String::new(),
@@ -629,6 +632,15 @@ fn prepare_table(t: &mut Table, opts: &PackOptions) {
     let mut sorted: Vec<usize> = (0..t.cells.len()).collect();
     sorted.sort_by(|&a, &b| cmp_utf16(&t.columns[t.cells[a]].name, &t.columns[t.cells[b]].name));
     t.sorted = sorted;
+    let mut keys: Vec<(u32, usize)> = t
+        .cells
+        .iter()
+        .enumerate()
+        .filter(|(_, &ci)| t.columns[ci].pk > 0)
+        .map(|(k, &ci)| (t.columns[ci].pk, k))
+        .collect();
+    keys.sort_unstable();
+    t.key_cells = keys.into_iter().map(|(_, k)| k).collect();
     t.labels = t
         .cells
         .iter()
@@ -729,15 +741,43 @@ fn integer_cell(v: ValueRef<'_>) -> Option<f64> {
     }
 }
 
+/// The length of `s` as [`write_string`] writes it, quotes included.
+fn string_len(s: &[u8]) -> usize {
+    2 + s.len()
+        + s.iter()
+            .map(|&b| match b {
+                b'"' | b'\\' | 0x08 | 0x09 | 0x0A | 0x0C | 0x0D => 1,
+                0..=0x1F => 5,
+                _ => 0,
+            })
+            .sum::<usize>()
+}
+
+/// The length of `{"blob":"BASE64"}` for `n` bytes.
+fn blob_len(n: usize) -> usize {
+    br#"{"blob":""#.len() + n.div_ceil(3) * 4 + br#""}"#.len()
+}
+
+/// An encoded row item: the byte ranges of the row object and of the rowid
+/// text within the buffer, and the item's length.
+struct Encoded {
+    row: std::ops::Range<usize>,
+    rowid: std::ops::Range<usize>,
+    len: usize,
+}
+
 /// Encodes one row item into `buf` (cleared first), checking it as
-/// `encodedRow`, `validateRow` and `nextItems` do. Returns the byte range
-/// of the row object and of the rowid text within `buf`.
+/// `encodedRow`, `validateRow` and `nextItems` do. With `measure`, text and
+/// blob cells are only measured, not written (the first pass needs the
+/// item's length alone), so `buf` is not the item.
 fn encode_row(
     t: &Table,
     row: &rusqlite::Row<'_>,
     index: u64,
     buf: &mut Vec<u8>,
-) -> Result<(std::ops::Range<usize>, std::ops::Range<usize>), PackError> {
+    measure: bool,
+) -> Result<Encoded, PackError> {
+    let mut unwritten = 0usize;
     let rowid = match row.get_ref(0).map_err(sql_error)? {
         ValueRef::Integer(i) => Some(i),
         _ => None,
@@ -858,9 +898,11 @@ fn encode_row(
             ValueRef::Integer(i) => number::write(i as f64, buf),
             ValueRef::Real(f) => number::write(f, buf),
             ValueRef::Text(b) => match std::str::from_utf8(b) {
+                Ok(_) if measure => unwritten += string_len(b),
                 Ok(s) => write_string(s, buf),
                 Err(_) => write_string(&String::from_utf8_lossy(b), buf),
             },
+            ValueRef::Blob(b) if measure => unwritten += blob_len(b.len()),
             ValueRef::Blob(b) => {
                 buf.extend_from_slice(b"{\"blob\":\"");
                 push_base64(b, buf);
@@ -880,7 +922,11 @@ fn encode_row(
     buf.extend_from_slice(b",\"table\":");
     buf.extend_from_slice(&t.name_json);
     buf.push(b'}');
-    Ok((row_start..row_end, rowid_range))
+    Ok(Encoded {
+        row: row_start..row_end,
+        rowid: rowid_range,
+        len: buf.len() + unwritten,
+    })
 }
 
 // ---------------------------------------------------------------- binaries
@@ -1251,9 +1297,9 @@ fn pack_in(
         let mut index = 0u64;
         let mut last_key: Option<Vec<u8>> = None;
         while let Some(r) = rows.next().map_err(sql_error)? {
-            let (row_range, _) = encode_row(t, r, index, &mut item)?;
-            admit(t, &mut packer, &item, index, r, &mut part_count, part_bytes)?;
-            duplicate_key(t, &item[row_range], r, index, &mut last_key)?;
+            let e = encode_row(t, r, index, &mut item, true)?;
+            admit(t, &mut packer, e.len, index, r, &mut part_count, part_bytes)?;
+            duplicate_key(t, r, index, &mut last_key)?;
             index += 1;
         }
         t.count = index;
@@ -1288,18 +1334,18 @@ fn pack_in(
         let mut rows = st.query([]).map_err(sql_error)?;
         let mut index = 0u64;
         while let Some(r) = rows.next().map_err(sql_error)? {
-            let (row_range, rowid_range) = encode_row(t, r, index, &mut item)?;
+            let e = encode_row(t, r, index, &mut item, false)?;
             let mut ignored = 0;
-            if admit(t, &mut packer, &item, index, r, &mut ignored, part_bytes)? {
+            if admit(t, &mut packer, e.len, index, r, &mut ignored, part_bytes)? {
                 content.add_row_digests(&digests);
                 digests.clear();
                 bytes += part.finish(&mut archive, out).map_err(out_err)?;
                 part.begin();
             }
             part.push_item(&item);
-            let rowid_text = t.rowid_alias.map(|_| &item[rowid_range.clone()]);
+            let rowid_text = t.rowid_alias.map(|_| &item[e.rowid.clone()]);
             let mut h = Sha256::new();
-            for piece in row_content_pieces(&item[row_range], rowid_text, &t.name_json) {
+            for piece in row_content_pieces(&item[e.row], rowid_text, &t.name_json) {
                 h.update(piece);
             }
             digests.push(h.finalize().into());
@@ -1356,13 +1402,13 @@ fn pack_in(
 fn admit(
     t: &Table,
     packer: &mut RowPacker,
-    item: &[u8],
+    len: usize,
     index: u64,
     r: &rusqlite::Row<'_>,
     parts: &mut u64,
     part_bytes: usize,
 ) -> Result<bool, PackError> {
-    match packer.admit(item.len()) {
+    match packer.admit(len) {
         Ok(start) => {
             *parts += u64::from(start);
             Ok(start)
@@ -1381,7 +1427,7 @@ fn admit(
                     "the row {} of table {} is {} bytes as an item, too large for a part of {} bytes",
                     place(rowid, index),
                     t.name,
-                    item.len(),
+                    len,
                     part_bytes
                 ),
             ))
@@ -1393,7 +1439,6 @@ fn admit(
 /// non-integer primary key) would be an invalid archive.
 fn duplicate_key(
     t: &Table,
-    row: &[u8],
     r: &rusqlite::Row<'_>,
     index: u64,
     last: &mut Option<Vec<u8>>,
@@ -1401,17 +1446,8 @@ fn duplicate_key(
     if t.rowid_alias.is_some() {
         return Ok(());
     }
-    let _ = row;
     let mut key = Vec::new();
-    let mut keys: Vec<(u32, usize)> = t
-        .cells
-        .iter()
-        .enumerate()
-        .filter(|(_, &ci)| t.columns[ci].pk > 0)
-        .map(|(k, &ci)| (t.columns[ci].pk, k))
-        .collect();
-    keys.sort_unstable();
-    for (_, k) in keys {
+    for &k in &t.key_cells {
         match r.get_ref(k + 1).map_err(sql_error)? {
             ValueRef::Null => key.push(0),
             ValueRef::Integer(i) => {
@@ -1511,4 +1547,37 @@ fn write_binary(
         return Err(changed());
     }
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measured_lengths_are_the_written_lengths() {
+        let all: Vec<u8> = (0u8..=0x7F).chain("é😀\u{2028}".bytes()).collect();
+        for s in [&b""[..], b"plain", b"\"\\", &all] {
+            let mut out = Vec::new();
+            write_string(std::str::from_utf8(s).unwrap(), &mut out);
+            assert_eq!(string_len(s), out.len(), "{s:?}");
+        }
+        for n in 0..10 {
+            let mut out = b"{\"blob\":\"".to_vec();
+            push_base64(&vec![0xAB; n], &mut out);
+            out.extend_from_slice(b"\"}");
+            assert_eq!(blob_len(n), out.len(), "{n}");
+        }
+    }
+
+    #[test]
+    fn patterns_match_as_catalogue_mjs() {
+        assert!(matches_pattern("SQLITE_sequence", "sqlite_%"));
+        assert!(matches_pattern("_CF_kv", "_cf_%"));
+        assert!(!matches_pattern("x_cf_kv", "_cf_%"));
+        assert!(matches_pattern("D1_Migrations", "d1_migrations"));
+        assert!(!matches_pattern("d1_migrations2", "d1_migrations"));
+        // Only a trailing % is special; `_` is a plain character.
+        assert!(!matches_pattern("oaX", "oa_%"));
+        assert!(matches_pattern("anything", "%"));
+    }
 }

@@ -415,7 +415,9 @@ fn check_created(conn: &Connection, t: &Table) -> Result<(), UnpackError> {
             _ => None,
         };
         if c.name != *name
-            || c.decl_type != *decl
+            // SQLite reports the six STRICT type names (int, text …)
+            // upper-cased, whatever case the sql declares them in.
+            || !c.decl_type.eq_ignore_ascii_case(decl)
             || i64::from(c.notnull) != *notnull
             || i64::from(c.pk) != *pk
             || c.generated != generated
@@ -543,6 +545,10 @@ fn restore(
     )
     .map_err(sql_err)?;
     let tx = conn.transaction().map_err(sql_err)?;
+    // Writes page 1 even when the archive has no tables: SQLite leaves an
+    // empty schema as an empty file, which has no SQLite header.
+    tx.execute_batch("PRAGMA user_version = 0")
+        .map_err(sql_err)?;
     for i in creation_order(&manifest.tables) {
         let t = &manifest.tables[i];
         tx.execute_batch(&t.sql).map_err(|e| {

@@ -78,7 +78,9 @@ fn refuses_virtual_and_shadow_tables() {
 
 #[test]
 fn refuses_a_table_too_wide_for_the_transfer_sql() {
-    let cols: Vec<String> = (0..950).map(|i| format!("c{i:04}_{}", "x".repeat(95))).collect();
+    let cols: Vec<String> = (0..950)
+        .map(|i| format!("c{i:04}_{}", "x".repeat(95)))
+        .collect();
     let sql = format!("CREATE TABLE wide({});", cols.join(","));
     let (code, m) = code_of(&sql, &opts());
     assert_eq!(code, "transfer_sql_limit");
@@ -110,7 +112,8 @@ fn refuses_tables_whose_rowid_cannot_be_read() {
 
 #[test]
 fn refuses_a_foreign_key_to_an_excluded_table() {
-    let sql = "CREATE TABLE _cf_kv(id INTEGER PRIMARY KEY); CREATE TABLE t(a REFERENCES _CF_KV(id));";
+    let sql =
+        "CREATE TABLE _cf_kv(id INTEGER PRIMARY KEY); CREATE TABLE t(a REFERENCES _CF_KV(id));";
     let (code, m) = code_of(sql, &opts());
     assert_eq!(code, "excluded_foreign_key");
     assert!(m.contains("table t has a foreign key to _cf_kv"), "{m}");
@@ -130,13 +133,22 @@ fn refuses_unsafe_integers_naming_table_column_and_rowid() {
     );
     // encodedRow checks INTEGER cells before validateRow checks the rest.
     assert_eq!(code, "unsafe_integer");
-    assert!(m.contains("column t.n") && m.contains("9007199254740992") && m.contains("at rowid 4"), "{m}");
-    let (code, m) = code_of("CREATE TABLE t(n INT); INSERT INTO t VALUES('12abc');", &opts());
+    assert!(
+        m.contains("column t.n") && m.contains("9007199254740992") && m.contains("at rowid 4"),
+        "{m}"
+    );
+    let (code, m) = code_of(
+        "CREATE TABLE t(n INT); INSERT INTO t VALUES('12abc');",
+        &opts(),
+    );
     assert_eq!(code, "unsafe_integer");
     assert!(m.contains("\"12abc\""), "{m}");
     let (code, _) = code_of("CREATE TABLE t(n INT); INSERT INTO t VALUES(1.5);", &opts());
     assert_eq!(code, "unsafe_integer");
-    let (code, m) = code_of("CREATE TABLE t(a); INSERT INTO t(rowid, a) VALUES(9007199254740992, 1);", &opts());
+    let (code, m) = code_of(
+        "CREATE TABLE t(a); INSERT INTO t(rowid, a) VALUES(9007199254740992, 1);",
+        &opts(),
+    );
     assert_eq!(code, "unsafe_integer");
     assert!(m.contains("rowid 9007199254740992"), "{m}");
     // The largest safe integers pack, in INTEGER columns and as rowids.
@@ -152,10 +164,19 @@ fn refuses_cells_whose_storage_class_does_not_fit_the_affinity() {
         &opts(),
     );
     assert_eq!(code, "row_type");
-    assert!(m.contains("column events.at (DATETIME, NUMBER affinity)") && m.contains("at rowid 3"), "{m}");
-    let (code, _) = code_of("CREATE TABLE t(s TEXT); INSERT INTO t VALUES(x'00');", &opts());
+    assert!(
+        m.contains("column events.at (DATETIME, NUMBER affinity)") && m.contains("at rowid 3"),
+        "{m}"
+    );
+    let (code, _) = code_of(
+        "CREATE TABLE t(s TEXT); INSERT INTO t VALUES(x'00');",
+        &opts(),
+    );
     assert_eq!(code, "row_type");
-    let (code, m) = code_of("CREATE TABLE t(r REAL); INSERT INTO t VALUES(1e999);", &opts());
+    let (code, m) = code_of(
+        "CREATE TABLE t(r REAL); INSERT INTO t VALUES(1e999);",
+        &opts(),
+    );
     assert_eq!(code, "row_type");
     assert!(m.contains("infinity"), "{m}");
     // A WITHOUT ROWID table names the row by its position.
@@ -183,24 +204,38 @@ fn refuses_missing_or_invalid_secret_columns_and_missing_includes() {
     o.include_tables = vec!["nothing".into()];
     assert_eq!(code_of(sql, &o).0, "policy_table_missing");
     // A valid secret column is left out of rows and listed.
-    let (_d, p) = db(&format!("{sql} INSERT INTO users VALUES(1, 'a', 'secret');"));
+    let (_d, p) = db(&format!(
+        "{sql} INSERT INTO users VALUES(1, 'a', 'secret');"
+    ));
     let mut o = opts();
     o.secret_columns = vec![("users".into(), "token".into())];
     let (bytes, _) = pack_vec(&p, &o).unwrap();
     assert_valid(&bytes);
     let text = String::from_utf8(bytes).unwrap();
-    assert!(text.contains(r#""excludedColumns":{"users":["token"]}"#), "{text}");
+    assert!(
+        text.contains(r#""excludedColumns":{"users":["token"]}"#),
+        "{text}"
+    );
     assert!(!text.contains("secret"), "{text}");
 }
 
 #[test]
 fn refuses_reserved_columns_bad_names_large_rows_and_duplicate_keys() {
-    assert_eq!(code_of("CREATE TABLE t(rer_portability_x);", &opts()).0, "unsupported_column");
-    assert_eq!(code_of("CREATE TABLE t(\"a\u{1}b\");", &opts()).0, "invalid_name");
+    assert_eq!(
+        code_of("CREATE TABLE t(rer_portability_x);", &opts()).0,
+        "unsupported_column"
+    );
+    assert_eq!(
+        code_of("CREATE TABLE t(\"a\u{1}b\");", &opts()).0,
+        "invalid_name"
+    );
     let mut o = opts();
     o.part_bytes = 1024;
     let (code, m) = code_of(
-        &format!("CREATE TABLE t(s TEXT); INSERT INTO t VALUES('{}');", "x".repeat(900)),
+        &format!(
+            "CREATE TABLE t(s TEXT); INSERT INTO t VALUES('{}');",
+            "x".repeat(900)
+        ),
         &o,
     );
     assert_eq!(code, "row_part_too_large");
@@ -225,7 +260,10 @@ fn bad_databases_cannot_be_read() {
     std::fs::write(&p, &bytes).unwrap();
     let e = pack_vec(&p, &opts()).unwrap_err();
     assert_eq!(e.exit_code(), 2, "{e}");
-    assert!(matches!(e.code(), "database_corrupt" | "not_a_database"), "{e}");
+    assert!(
+        matches!(e.code(), "database_corrupt" | "not_a_database"),
+        "{e}"
+    );
     // A valid database with a page overwritten.
     let (_d, good) = db("CREATE TABLE t(a TEXT); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 2000) INSERT INTO t SELECT printf('%0100d', i) FROM n;");
     let mut bytes = std::fs::read(&good).unwrap();
@@ -243,7 +281,9 @@ fn bad_databases_cannot_be_read() {
 fn a_database_locked_by_a_writer_cannot_be_read() {
     let (_d, p) = db("CREATE TABLE t(a); INSERT INTO t VALUES(1);");
     let writer = rusqlite::Connection::open(&p).unwrap();
-    writer.execute_batch("BEGIN EXCLUSIVE; INSERT INTO t VALUES(2);").unwrap();
+    writer
+        .execute_batch("BEGIN EXCLUSIVE; INSERT INTO t VALUES(2);")
+        .unwrap();
     let mut o = opts();
     o.busy_timeout = std::time::Duration::from_millis(50);
     let e = pack_vec(&p, &o).unwrap_err();

@@ -1,0 +1,201 @@
+//! `ndarc pack`: the reference producer from the command line, on the
+//! Chinook sample database (testdata/sqlite) and on refusals.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn ndarc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ndarc"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("ndarc runs")
+}
+
+fn chinook() -> String {
+    concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/sqlite/chinook.db"
+    )
+    .to_string()
+}
+
+fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir().expect("tempdir")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The committed contentHash of Chinook packed without the tables whose
+/// dates are text.
+const CHINOOK_CONTENT_HASH: &str =
+    "75dc9d61e70895a9d100a3175e9d66ff9999a24f2c0ecef5a926276a1c1ae04e";
+
+const CHINOOK_ARGS: [&str; 12] = [
+    "--exclude-table",
+    "Employee",
+    "--exclude-table",
+    "Customer",
+    "--exclude-table",
+    "Invoice",
+    "--exclude-table",
+    "InvoiceLine",
+    "--product",
+    "chinook",
+    "--exported-at",
+    "2026-01-01T00:00:00.000Z",
+];
+
+#[test]
+fn chinook_is_refused_whole_with_the_column_and_rowid_and_leaves_no_file() {
+    let d = scratch();
+    let out = d.path().join("c.ndjson");
+    let o = ndarc(&["pack", &chinook(), "-o", s(&out)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o).lines().next().unwrap_or_default(),
+        format!("{}: row_type: column Employee.BirthDate (DATETIME, NUMBER affinity) holds the text \"1962-02-18 00:00:00\" at rowid 1: a NUMBER-affinity column (REAL, NUMERIC, DATETIME, BOOLEAN …) holds numbers only; text such as a date is refused", chinook())
+    );
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        0,
+        "no file, no temporary"
+    );
+    // Excluding Employee alone leaves a foreign key to it.
+    let o = ndarc(&[
+        "pack",
+        &chinook(),
+        "-o",
+        s(&out),
+        "--exclude-table",
+        "Employee",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(": excluded_foreign_key: table Customer has a foreign key to Employee"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn chinook_packs_verifies_and_round_trips() {
+    let d = scratch();
+    let a = d.path().join("chinook.ndjson");
+    let mut args = vec!["pack", chinook().leak() as &str, "-o", s(&a), "--summary"];
+    args.extend(CHINOOK_ARGS);
+    let o = ndarc(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("\"contentHash\":\"{CHINOOK_CONTENT_HASH}\"")),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains(r#"{"count":3503,"name":"Track"}"#),
+        "{}",
+        stderr(&o)
+    );
+    let o = ndarc(&["verify", "--strict", s(&a)]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains(CHINOOK_CONTENT_HASH));
+    // Unpack, pack again: the same archive, byte for byte.
+    let db = d.path().join("back.db");
+    let o = ndarc(&["unpack", s(&a), "-o", s(&db)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let b = d.path().join("again.ndjson");
+    let o = ndarc(&[
+        "pack",
+        s(&db),
+        "-o",
+        s(&b),
+        "--product",
+        "chinook",
+        "--exported-at",
+        "2026-01-01T00:00:00.000Z",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The excluded tables are not in the restored database, so only
+    // excludedTables differs: compare with diff, which compares content.
+    let o = ndarc(&["diff", "--format", "json", s(&a), s(&b)]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("diff json");
+    assert_eq!(v["tables"], serde_json::json!([]), "rows differ: {v}");
+    assert_eq!(v["schemaChanged"], serde_json::json!(false), "{v}");
+    assert_eq!(
+        v["excludedTables"]["removed"],
+        serde_json::json!(["Customer", "Employee", "Invoice", "InvoiceLine"])
+    );
+}
+
+#[test]
+fn an_existing_output_is_kept_without_force() {
+    let d = scratch();
+    let out = d.path().join("x.ndjson");
+    std::fs::write(&out, b"keep").unwrap();
+    let mut args = vec!["pack", chinook().leak() as &str, "-o", s(&out)];
+    args.extend(CHINOOK_ARGS);
+    let o = ndarc(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("already exists"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&out).unwrap(), b"keep");
+    args.push("--force");
+    assert_eq!(ndarc(&args).status.code(), Some(0));
+    assert_ne!(std::fs::read(&out).unwrap(), b"keep");
+}
+
+#[test]
+fn files_that_are_not_databases_cannot_be_read() {
+    let d = scratch();
+    let archive = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/valid/example.ndjson"
+    ));
+    let out = d.path().join("x.ndjson");
+    let o = ndarc(&["pack", s(&archive), "-o", s(&out)]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains(": not_a_database: "), "{e}");
+    let corrupt = d.path().join("corrupt.db");
+    let mut bytes = std::fs::read(chinook()).unwrap();
+    for b in &mut bytes[4096..4096 * 8] {
+        *b = 0x5A;
+    }
+    std::fs::write(&corrupt, &bytes).unwrap();
+    let mut args = vec!["pack", s(&corrupt), "-o", s(&out)];
+    args.extend(CHINOOK_ARGS);
+    let o = ndarc(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(": database_corrupt: "),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let o = ndarc(&["pack", &chinook(), "--secret-column", "nodot"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("expected TABLE.COLUMN"),
+        "{}",
+        stderr(&o)
+    );
+    let o = ndarc(&["pack", &chinook(), "--exported-at", "yesterday"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("invalid_options"), "{}", stderr(&o));
+}
