@@ -1035,6 +1035,42 @@ def define_cases():
               "have no row key either (every key is the empty primary key)",
          allow=["duplicate_row_key"],
          mut=lambda a: (a.table("notes").update(rowidAlias=None), [it.pop("rowid") for it in a.parts[0]["items"]]))
+    # --- importable tables (SPEC.md §4.3) --------------------------------------
+    def plain_table(name, cols=None, alias="rowid"):
+        cols = cols or [col("x", "TEXT")]
+        return {"name": name, "sql": "CREATE TABLE \"%s\"(%s)" % (name, ", ".join(
+            '"%s" %s' % (c["name"].replace('"', '""'), c["type"]) for c in cols)),
+            "columns": cols, "dependencies": [], "rowidAlias": alias, "count": 0}
+    case("unsupported_copy_rowid", "unsupported_copy_rowid", 1, pointer="/tables/1/columns",
+         note="a primary-key table with columns named rowid, _rowid_ and OID: the import addresses its copy "
+              "through a free rowid alias (copyRowid in copies.mjs), so it cannot restore the table",
+         mut=lambda a: a.manifest["tables"].insert(1, plain_table("tags", [
+             col("id", "INTEGER", 0, 1), col("rowid", "TEXT"), col("_rowid_", "TEXT"), col("OID", "TEXT")], None)))
+    case("transfer_sql_limit", "transfer_sql_limit", 1, pointer="/tables/2/columns",
+         note="40 INTEGER columns with 503-character names (3 bytes each in UTF-8): the producer's "
+              "CAST(s.\"c\" AS TEXT) AS \"c\" projection takes 121,239 bytes, over D1's 100,000 less 1,024",
+         mut=lambda a: a.manifest["tables"].append(plain_table(
+             "wide", [col("\u20ac" * 500 + "%03d" % i, "INTEGER") for i in range(40)])))
+    case("reserved_table", "reserved_table", 1, pointer="/tables/1/name",
+         note="sqlite_stat1: SQLite refuses CREATE TABLE for names starting with sqlite_",
+         mut=lambda a: a.manifest["tables"].insert(1, plain_table("sqlite_stat1")))
+    case("reserved_table-cf", "reserved_table", 1, pointer="/tables/0/name",
+         note="_CF_kv: D1 reserves the _cf_ prefix (ASCII case-insensitive)",
+         mut=lambda a: a.manifest["tables"].insert(0, plain_table("_CF_kv")))
+    case("default_excluded_table", "default_excluded_table", 1, pointer="/tables/1/name",
+         note="a warning: oa_sessions matches the producer's default exclusion oa_%, so only an explicit "
+              "include archives it",
+         mut=lambda a: a.manifest["tables"].insert(1, plain_table("oa_sessions")))
+
+    def dev_credentials(a):
+        a.manifest["tables"].insert(1, plain_table("oa_dev_credentials"))
+        a.parts.insert(1, {"kind": "part", "index": 0, "items": [
+            {"kind": "row", "table": "oa_dev_credentials", "index": 0, "row": {"x": "dev"}, "rowid": 1}]})
+        a.renumber()
+    case("dev_data", "dev_data", 1, pointer="/tables/1/count",
+         also=["default_excluded_table"],
+         note="oa_dev_credentials holds a row: the import refuses development credentials (refuseDevData)",
+         mut=dev_credentials)
     case("object_order", "object_order", 1, pointer="/objects/1",
          mut=lambda a: (a.manifest["objects"].reverse(),
                         a.parts.__setitem__(slice(2, 5), [a.parts[3], a.parts[4], a.parts[2]]), a.renumber()))

@@ -1,11 +1,13 @@
 //! `ndarc diff` throughput and memory on two generated exports.
 //!
 //! ```sh
-//! cargo run --release -p ndarc-benches --bin diff-bench -- [--rows 5000000] [--dir target/bench-data] [--runs 3]
+//! cargo run --release -p ndarc-benches --bin diff-bench -- [--rows 5000000] [--shape mixed|narrow] [--dir target/bench-data] [--runs 3]
 //! ```
 //!
 //! Generates (deterministically, once; reused while the files exist) a first
-//! export of about `--rows` rows over eight tables of mixed key kinds and a
+//! export of about `--rows` rows over eight tables of mixed key kinds (or,
+//! with `--shape narrow`, the eight narrow tables of `gen --shape narrow`
+//! in 1 MiB parts: about 780 MB for 5 M rows) and a
 //! "later export" of it (ndarc-testkit `Later`): 1 % of rows changed, 0.2 %
 //! added, 0.2 % removed, one object and a payload changed. With the default
 //! 5 M rows each file is about 1 GiB.
@@ -25,6 +27,7 @@ use ndarc_testkit::{GenOptions, Later, Rows, TableKind};
 
 struct Args {
     rows: u64,
+    narrow: bool,
     dir: PathBuf,
     runs: usize,
     measure: Option<(PathBuf, PathBuf, bool)>,
@@ -33,6 +36,7 @@ struct Args {
 fn args() -> Args {
     let mut a = Args {
         rows: 5_000_000,
+        narrow: false,
         dir: PathBuf::from("target/bench-data"),
         runs: 3,
         measure: None,
@@ -42,6 +46,13 @@ fn args() -> Args {
         match k.as_str() {
             "--rows" => a.rows = it.next().and_then(|v| v.parse().ok()).expect("--rows N"),
             "--dir" => a.dir = PathBuf::from(it.next().expect("--dir DIR")),
+            "--shape" => {
+                a.narrow = match it.next().as_deref() {
+                    Some("narrow") => true,
+                    Some("mixed") => false,
+                    _ => panic!("--shape mixed|narrow"),
+                }
+            }
             "--runs" => a.runs = it.next().and_then(|v| v.parse().ok()).expect("--runs N"),
             // Internal: one measured diff in this (child) process.
             "--measure" => {
@@ -67,7 +78,21 @@ const KINDS: [TableKind; 8] = [
     TableKind::Unicode,
 ];
 
-fn options(rows: u64) -> GenOptions {
+fn options(rows: u64, narrow: bool) -> GenOptions {
+    if narrow {
+        return GenOptions {
+            seed: 13,
+            kinds: Some(ndarc_testkit::NARROW.to_vec()),
+            tables: ndarc_testkit::NARROW.len(),
+            rows: Rows::Exactly((rows / ndarc_testkit::NARROW.len() as u64).max(1)),
+            objects: 6,
+            object_bytes: 1 << 16,
+            payloads: 2,
+            payload_bytes: 4096,
+            part_bytes: 1 << 20,
+            ..GenOptions::default()
+        };
+    }
     GenOptions {
         seed: 11,
         kinds: Some(KINDS.to_vec()),
@@ -153,9 +178,10 @@ fn main() {
         measure(a, b, *verify);
         return;
     }
-    let base = options(args.rows);
-    let a = args.dir.join(format!("diff-{}-a.ndjson", args.rows));
-    let b = args.dir.join(format!("diff-{}-b.ndjson", args.rows));
+    let base = options(args.rows, args.narrow);
+    let shape = if args.narrow { "narrow-" } else { "" };
+    let a = args.dir.join(format!("diff-{shape}{}-a.ndjson", args.rows));
+    let b = args.dir.join(format!("diff-{shape}{}-b.ndjson", args.rows));
     ensure(&a, &base);
     ensure(&b, &base.with_later(later()));
     let bytes = std::fs::metadata(&a).map(|m| m.len()).unwrap_or(0)

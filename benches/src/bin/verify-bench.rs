@@ -1,13 +1,18 @@
 //! Verification throughput on generated archives.
 //!
 //! ```sh
-//! cargo run --release -p ndarc-benches --bin verify-bench -- [--mib 1024] [--kind rows|blobs|both] [--dir target/bench-data]
+//! cargo run --release -p ndarc-benches --bin verify-bench -- [--mib 1024] [--kind rows|narrow|blobs|all] [--dir target/bench-data]
 //! ```
 //!
 //! Generates (deterministically, once; reused while the file exists) a
-//! row-heavy archive (mixed affinities, some long text) and a blob-heavy one
-//! of about `--mib` MiB, then reports, best of `--runs`:
-//! - one-core SHA-256 (sha2) over the same bytes, the floor;
+//! row-heavy archive (the feature tour's ten tables: mixed affinities, some
+//! long text), a narrow-row one (`gen --shape narrow`: eight tables of 4–7
+//! columns, short mostly non-ASCII text, small integers, 1 MiB parts, as an
+//! application export has them) and a blob-heavy one of about `--mib` MiB,
+//! then reports, best of `--runs`:
+//! - one-core SHA-256 (sha2) over the same bytes, the floor, and
+//!   `openssl dgst -sha256` of the file where openssl is installed (the
+//!   reference the issue targets are stated against);
 //! - `verify_path` with one job and with every core: wall time and MB/s;
 //! - peak memory: VmHWM of this process (it includes pages of the memory map
 //!   that were touched) and the anonymous-memory high water, for which it
@@ -29,7 +34,7 @@ struct Args {
 fn args() -> Args {
     let mut a = Args {
         mib: 1024,
-        kinds: vec!["rows", "blobs"],
+        kinds: vec!["rows", "narrow", "blobs"],
         dir: PathBuf::from("target/bench-data"),
         runs: 3,
     };
@@ -43,8 +48,9 @@ fn args() -> Args {
             "--kind" => {
                 a.kinds = match v.as_str() {
                     "rows" => vec!["rows"],
+                    "narrow" => vec!["narrow"],
                     "blobs" => vec!["blobs"],
-                    _ => vec!["rows", "blobs"],
+                    _ => vec!["rows", "narrow", "blobs"],
                 }
             }
             other => panic!("unknown option {other}"),
@@ -62,6 +68,16 @@ fn options(kind: &str, mib: u64) -> GenOptions {
             rows: Rows::Exactly(bytes / 10 / 330),
             objects: 4,
             object_bytes: 1 << 16,
+            ..GenOptions::default()
+        },
+        // ~155 bytes per row over eight narrow tables, 1 MiB parts.
+        "narrow" => GenOptions {
+            seed: 3,
+            kinds: Some(ndarc_testkit::NARROW.to_vec()),
+            rows: Rows::Exactly(bytes / 8 / 155),
+            objects: 4,
+            object_bytes: 1 << 16,
+            part_bytes: 1 << 20,
             ..GenOptions::default()
         },
         _ => GenOptions {
@@ -114,6 +130,27 @@ fn best<F: FnMut()>(runs: usize, mut f: F) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// Best wall time of `openssl dgst -sha256 FILE`, when openssl runs.
+fn openssl_seconds(path: &Path, runs: usize) -> Option<f64> {
+    let ok = std::process::Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        return None;
+    }
+    let mut fine = true;
+    let t = best(runs, || {
+        fine &= std::process::Command::new("openssl")
+            .args(["dgst", "-sha256"])
+            .arg(path)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    });
+    fine.then_some(t)
+}
+
 fn main() {
     let a = args();
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
@@ -140,6 +177,12 @@ fn main() {
             mb,
             mb / sha
         );
+        if let Some(t) = openssl_seconds(&path, a.runs) {
+            println!(
+                "{kind}: openssl dgst -sha256 (one core, whole process): {t:.2}s, {:.0} MB/s",
+                mb / t
+            );
+        }
         for jobs in [1, 0] {
             let opts = ndarc_verify::Options {
                 jobs,

@@ -94,6 +94,111 @@ pub fn rowid_alias<'n>(
         .ok_or(())
 }
 
+/// The producer's default table exclusions (`defaults` in `catalogue.mjs`):
+/// a trailing `%` makes a prefix, names compare ignoring ASCII case.
+/// `pack` leaves these tables out unless `--include-table` names them.
+pub const DEFAULT_EXCLUDED_TABLES: [&str; 13] = [
+    "sqlite_%",
+    "_cf_%",
+    "d1_migrations",
+    "_rer_deploy_migrations",
+    "_rer_portability_migrations",
+    "rer_portability_%",
+    "rer_mail_development_outbox",
+    "rer_ai_development_outbox",
+    "oa_%",
+    "oc_%",
+    "rer_dependency_keys",
+    "rer_dependency_pending",
+    "rer_dependency_codes",
+];
+
+/// Whether `table` matches an exclusion `pattern` as `matches()` in
+/// `catalogue.mjs` does: a trailing `%` makes the rest a prefix, and names
+/// compare ignoring ASCII case.
+pub fn matches_exclusion(table: &str, pattern: &str) -> bool {
+    match pattern.strip_suffix('%') {
+        Some(prefix) => {
+            table.len() >= prefix.len()
+                && table.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+        }
+        None => table.eq_ignore_ascii_case(pattern),
+    }
+}
+
+/// The first default exclusion pattern that `table` matches.
+pub fn default_exclusion(table: &str) -> Option<&'static str> {
+    DEFAULT_EXCLUDED_TABLES
+        .into_iter()
+        .find(|p| matches_exclusion(table, p))
+}
+
+/// Table-name prefixes that no import can create: SQLite reserves `sqlite_`
+/// for its own tables and refuses `CREATE TABLE sqlite_…`; D1 reserves
+/// `_cf_` (ASCII case-insensitive, as SQLite compares names).
+pub const RESERVED_TABLE_PREFIXES: [&str; 2] = ["sqlite_", "_cf_"];
+
+/// The reserved prefix `table` starts with, if any.
+pub fn reserved_table_prefix(table: &str) -> Option<&'static str> {
+    RESERVED_TABLE_PREFIXES.into_iter().find(|p| {
+        table.len() >= p.len() && table.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes())
+    })
+}
+
+/// D1's limit on one SQL statement, in bytes.
+pub const TRANSFER_SQL_LIMIT: usize = 100_000;
+
+/// What the producer keeps free of that limit for copy names and joins.
+pub const TRANSFER_SQL_RESERVE: usize = 1024;
+
+/// The length in bytes of a SQLite identifier quoted with double quotes
+/// (`"a""b"` for `a"b`).
+pub fn quoted_len(name: &str) -> usize {
+    name.len() + 2 + name.bytes().filter(|&b| b == b'"').count()
+}
+
+/// The larger of the two column projections the producer builds for a table
+/// (`projectedColumns` in `catalogue.mjs`), in UTF-8 bytes: every column as
+/// `s."c"`, and every writable column with INTEGER affinity read as
+/// `CAST(s."c" AS TEXT) AS "c"` (others `s."c"`), comma-separated. A table
+/// whose projection plus [`TRANSFER_SQL_RESERVE`] exceeds
+/// [`TRANSFER_SQL_LIMIT`] cannot be exported or imported
+/// (`transfer_sql_limit`).
+///
+/// `columns` yields `(name, declared type, generated)`.
+pub fn projected_columns_len<'c>(
+    columns: impl Iterator<Item = (&'c str, &'c str, bool)> + Clone,
+) -> usize {
+    let joined = |lens: &mut dyn Iterator<Item = usize>| {
+        let (n, sum) = lens.fold((0usize, 0usize), |(n, s), l| (n + 1, s + l));
+        sum + n.saturating_sub(1)
+    };
+    // `s.` + the quoted name.
+    let plain = joined(&mut columns.clone().map(|(name, _, _)| 2 + quoted_len(name)));
+    let encoded = joined(&mut columns.filter(|&(_, _, generated)| !generated).map(
+        |(name, decl, _)| {
+            let q = quoted_len(name);
+            if Affinity::of(decl) == Affinity::Integer {
+                // `CAST(s.` q ` AS TEXT) AS ` q
+                "CAST(s.".len() + q + " AS TEXT) AS ".len() + q
+            } else {
+                2 + q
+            }
+        },
+    ));
+    plain.max(encoded)
+}
+
+/// Whether a table with these column names can be copied by the producer's
+/// import (`copyRowid` in `copies.mjs`): its copy is addressed through the
+/// first of `rowid`, `_rowid_`, `oid` that no column shadows, so a table
+/// whose columns shadow all three cannot be restored, whatever its key.
+pub fn has_copy_rowid<'n>(column_names: impl Iterator<Item = &'n str> + Clone) -> bool {
+    ROWID_ALIASES
+        .iter()
+        .any(|alias| !column_names.clone().any(|c| c.eq_ignore_ascii_case(alias)))
+}
+
 /// The schema identity: lowercase hex SHA-256 of the canonical JSON of
 /// `[{name, sql}, …]` over the tables in manifest order.
 pub fn schema_identity<'a>(tables: impl Iterator<Item = (&'a str, &'a str)>) -> String {
@@ -303,6 +408,77 @@ mod tests {
         );
         let cols = ["rowid", "_ROWID_", "oid"];
         assert_eq!(rowid_alias(cols.iter().copied(), false), Err(()));
+    }
+
+    #[test]
+    fn exclusions_follow_the_producer() {
+        assert!(matches_exclusion("sqlite_sequence", "sqlite_%"));
+        assert!(matches_exclusion("SQLITE_STAT1", "sqlite_%"));
+        assert!(matches_exclusion("D1_Migrations", "d1_migrations"));
+        assert!(!matches_exclusion("d1_migrations2", "d1_migrations"));
+        assert!(!matches_exclusion("oa", "oa_%"));
+        // Multi-byte names shorter or longer than the prefix do not panic.
+        assert!(!matches_exclusion("é", "oa_%"));
+        assert!(!matches_exclusion("oé_x", "oa_%"));
+        assert_eq!(default_exclusion("oa_sessions"), Some("oa_%"));
+        assert_eq!(default_exclusion("_CF_KV"), Some("_cf_%"));
+        assert_eq!(default_exclusion("users"), None);
+        assert_eq!(reserved_table_prefix("Sqlite_x"), Some("sqlite_"));
+        assert_eq!(reserved_table_prefix("_cf_KV"), Some("_cf_"));
+        assert_eq!(reserved_table_prefix("oa_sessions"), None);
+    }
+
+    /// The projection as `projectedColumns` in `catalogue.mjs` writes it.
+    fn projection(cols: &[(&str, &str, bool)], encoded: bool) -> String {
+        let q = |n: &str| format!("\"{}\"", n.replace('"', "\"\""));
+        cols.iter()
+            .filter(|c| !encoded || !c.2)
+            .map(|&(n, t, _)| {
+                if encoded && Affinity::of(t) == Affinity::Integer {
+                    format!("CAST(s.{} AS TEXT) AS {}", q(n), q(n))
+                } else {
+                    format!("s.{}", q(n))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    #[test]
+    fn projected_columns_len_is_the_producers_statement() {
+        let cases: [&[(&str, &str, bool)]; 4] = [
+            &[("id", "INTEGER", false)],
+            &[
+                ("id", "INTEGER", false),
+                ("na\"me", "TEXT", false),
+                ("é", "", true),
+            ],
+            &[("g", "INT", true), ("h", "INT", true)],
+            &[
+                ("a", "BLOB", false),
+                ("b", "bigint", false),
+                ("c", "REAL", true),
+            ],
+        ];
+        for cols in cases {
+            let want = projection(cols, false)
+                .len()
+                .max(projection(cols, true).len());
+            assert_eq!(
+                projected_columns_len(cols.iter().copied()),
+                want,
+                "{cols:?}"
+            );
+        }
+        assert_eq!(projected_columns_len(std::iter::empty()), 0);
+    }
+
+    #[test]
+    fn copy_rowid_needs_one_free_alias() {
+        assert!(has_copy_rowid(["id", "rowid", "oid"].into_iter()));
+        assert!(!has_copy_rowid(
+            ["id", "ROWID", "_rowid_", "Oid"].into_iter()
+        ));
     }
 
     #[test]

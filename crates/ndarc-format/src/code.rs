@@ -142,6 +142,16 @@ codes! {
     MissingDependency = "missing_dependency", Warning;
     /// `rowidAlias` is not the alias the columns imply.
     RowidAliasMismatch = "rowid_alias_mismatch", Error;
+    /// A primary-key table whose columns shadow `rowid`, `_rowid_` and `oid`: the import cannot copy it.
+    UnsupportedCopyRowid = "unsupported_copy_rowid", Error;
+    /// A table's column list exceeds D1's SQL statement limit in the producer's copy statements.
+    TransferSqlLimit = "transfer_sql_limit", Error;
+    /// A table name SQLite or D1 reserves (`sqlite_…`, `_cf_…`): no import can create it.
+    ReservedTable = "reserved_table", Error;
+    /// A table the producer excludes by default is archived (only an explicit include does that).
+    DefaultExcludedTable = "default_excluded_table", Warning;
+    /// `oa_dev_credentials` holds rows: the import refuses development credentials.
+    DevData = "dev_data", Error;
     /// Objects are not sorted by (bucket, key) or repeat one.
     ObjectOrder = "object_order", Error;
     /// Payloads are not in the producer's order or repeat a name.

@@ -511,6 +511,7 @@ fn check_tables(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<Table> {
                 ),
             }
         }
+        check_importable(&name, &columns, count, &p, r);
         tables.push(Table {
             name,
             sql,
@@ -521,6 +522,59 @@ fn check_tables(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<Table> {
         });
     }
     tables
+}
+
+/// What the producer's catalogue and its import refuse about a table that
+/// the format alone would allow (SPEC.md §4.3, "Importable tables").
+fn check_importable(name: &str, columns: &[Column], count: u64, p: &str, r: &mut LineReport<'_>) {
+    if let Some(prefix) = catalogue::reserved_table_prefix(name) {
+        r.add(
+            Code::ReservedTable,
+            &join(p, "name"),
+            format!("table {name:?} starts with {prefix:?}, a prefix SQLite or D1 reserves: no import can create it"),
+        );
+    } else if let Some(pattern) = catalogue::default_exclusion(name) {
+        r.add(
+            Code::DefaultExcludedTable,
+            &join(p, "name"),
+            format!("table {name:?} matches the producer's default exclusion {pattern:?}: a producer archives it only when told to include it"),
+        );
+    }
+    if name == "oa_dev_credentials" && count > 0 {
+        r.add(
+            Code::DevData,
+            &join(p, "count"),
+            format!("table {name:?} holds {count} development credentials: the import refuses development data (refuseDevData)"),
+        );
+    }
+    if columns.is_empty() {
+        return;
+    }
+    if columns.iter().any(|c| c.pk > 0)
+        && !catalogue::has_copy_rowid(columns.iter().map(|c| c.name.as_str()))
+    {
+        r.add(
+            Code::UnsupportedCopyRowid,
+            &join(p, "columns"),
+            format!("table {name:?} has columns named rowid, _rowid_ and oid: the import addresses its copy through one of them (copyRowid), so it cannot be restored"),
+        );
+    }
+    let projected = catalogue::projected_columns_len(
+        columns
+            .iter()
+            .map(|c| (c.name.as_str(), c.decl_type.as_str(), c.generated.is_some())),
+    );
+    if projected + catalogue::TRANSFER_SQL_RESERVE > catalogue::TRANSFER_SQL_LIMIT {
+        r.add(
+            Code::TransferSqlLimit,
+            &join(p, "columns"),
+            format!(
+                "the columns of table {name:?} take {projected} bytes in the producer's copy statements; with {} bytes for names and joins that exceeds D1's limit of {} bytes per statement",
+                catalogue::TRANSFER_SQL_RESERVE,
+                catalogue::TRANSFER_SQL_LIMIT
+            ),
+        );
+    }
 }
 
 fn show_alias(a: Option<&str>) -> String {

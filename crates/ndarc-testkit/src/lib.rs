@@ -54,5 +54,5 @@ pub use pack::{RowPacker, PART_OVERHEAD};
 pub use repart::{repartition, repartition_file};
 pub use reseal::{reseal, reseal_with, ResealOptions};
 pub use rng::{derive, mix, Rng};
-pub use schema::{TableKind, TEMPLATES};
+pub use schema::{TableKind, NARROW, TEMPLATES};
 pub use strategy::{arb_later, arb_options};

@@ -167,6 +167,35 @@ fn name_text(s: &mut String, rng: &mut Rng, mode: Mode) {
     }
 }
 
+/// Short text as application exports hold it: words and non-ASCII pieces
+/// until 5 to 40 bytes (never cut inside a character).
+fn word_text(s: &mut String, rng: &mut Rng, mode: Mode) {
+    if mode == Mode::Minimal {
+        s.push_str("xxxxx");
+        return;
+    }
+    let start = s.len();
+    let target = rng.range(5, 40) as usize;
+    while s.len() - start < target {
+        let piece = if rng.one_in(2) {
+            rng.pick(UNICODE)
+        } else {
+            rng.pick(WORDS)
+        };
+        let sep = usize::from(s.len() > start);
+        if s.len() - start + sep + piece.len() > 40 {
+            break;
+        }
+        if sep == 1 {
+            s.push(if rng.one_in(4) { '-' } else { ' ' });
+        }
+        s.push_str(piece);
+    }
+    while s.len() - start < 5 {
+        s.push('_');
+    }
+}
+
 fn escapes_text(s: &mut String, rng: &mut Rng, slot: u64, mode: Mode) {
     match mode {
         Mode::Minimal => {}
@@ -368,6 +397,12 @@ fn cell(col: &ColDef, rng: &mut Rng, slot: u64, mode: Mode, s: &mut Scratch) -> 
             };
             s.blob_cell(rng, len)
         }
+        K::Word => s.text_cell(|t| word_text(t, rng, mode)),
+        K::Signed => Cell::Int(if rng.one_in(3) {
+            rng.range_i64(-1000, -1)
+        } else {
+            rng.range_i64(0, 1000)
+        }),
         K::Any => match (mode, rng.below(6)) {
             (Mode::Minimal, _) => Cell::Int(0),
             (_, 0) => s.text_cell(|t| name_text(t, rng, mode)),

@@ -48,7 +48,27 @@ pub enum TableKind {
     /// A table whose columns, primary key, generated and excluded columns are
     /// drawn from the seed; the number tells random tables apart.
     Random(u32),
+    /// One of the eight [`NARROW`] tables (0–7): the shape of a typical
+    /// application export rather than a feature tour — 4 to 7 columns,
+    /// short text (5–40 bytes, much of it non-ASCII), small and negative
+    /// integers, reals and NULLs; rowid tables, single and composite keys,
+    /// one `WITHOUT ROWID`.
+    Narrow(u8),
 }
+
+/// The narrow shape (`gen --shape narrow`): eight narrow tables, as an
+/// independent application export has them, for benchmarks on data that
+/// is not the feature tour's.
+pub const NARROW: [TableKind; 8] = [
+    TableKind::Narrow(0),
+    TableKind::Narrow(1),
+    TableKind::Narrow(2),
+    TableKind::Narrow(3),
+    TableKind::Narrow(4),
+    TableKind::Narrow(5),
+    TableKind::Narrow(6),
+    TableKind::Narrow(7),
+];
 
 /// The ten fixed templates, in no particular order.
 pub const TEMPLATES: [TableKind; 10] = [
@@ -78,6 +98,7 @@ impl TableKind {
             TableKind::Unicode => 9,
             TableKind::Audit => 10,
             TableKind::Random(i) => 1000 + u64::from(i),
+            TableKind::Narrow(i) => 2000 + u64::from(i),
         }
     }
 }
@@ -123,6 +144,10 @@ pub(crate) enum CellKind {
     Enum(&'static [&'static str]),
     Blob,
     Any,
+    /// Short text, 5 to 40 bytes, about half of it non-ASCII.
+    Word,
+    /// Small integers, often negative (−1,000 to 1,000).
+    Signed,
 }
 
 #[derive(Debug, Clone)]
@@ -443,6 +468,140 @@ fn template(kind: TableKind, seed: u64) -> TableDef {
             ],
         ),
         TableKind::Random(i) => random_table(i, seed),
+        TableKind::Narrow(i) => narrow_table(kind, i),
+    }
+}
+
+const LANGS: &[&str] = &["en", "de", "fr", "ja", "pt-BR", "zh-Hans", "ar"];
+const UNITS: &[&str] = &["ms", "s", "B", "KiB", "req/s", "%", "°C"];
+
+fn narrow_table(kind: TableKind, i: u8) -> TableDef {
+    use CellKind as K;
+    let int_key = |shift, mask, offset| {
+        K::Key(KeyPart::Int {
+            shift,
+            mask,
+            offset,
+        })
+    };
+    match i {
+        0 => table(
+            kind,
+            "accounts",
+            vec![
+                col("id", "INTEGER", int_key(0, u64::MAX, 1)).pk(1),
+                col("handle", "TEXT", K::Word).nn(),
+                col("balance", "REAL", K::Real).nulls(150),
+                col("created", "INTEGER", K::EpochMs).nn(),
+                col("active", "BOOLEAN", K::Bool).nn(),
+            ],
+        ),
+        1 => table(
+            kind,
+            "posts",
+            vec![
+                col("author_id", "INTEGER", K::Signed).nn(),
+                col("title", "TEXT", K::Word).nn(),
+                col("score", "INTEGER", K::Signed).nulls(100),
+                col("lang", "TEXT", K::Enum(LANGS)).nulls(200),
+            ],
+        ),
+        2 => table(
+            kind,
+            "comments",
+            vec![
+                col("post_id", "INTEGER", int_key(4, u64::MAX, -5000))
+                    .nn()
+                    .pk(1),
+                col("seq", "INTEGER", int_key(0, 15, 0)).nn().pk(2),
+                col("body", "TEXT", K::Word).nn(),
+                col("votes", "INTEGER", K::Signed).nn(),
+                col("edited", "REAL", K::Real).nulls(700),
+            ],
+        ),
+        3 => {
+            let mut t = table(
+                kind,
+                "likes",
+                vec![
+                    col("user_id", "INTEGER", int_key(3, u64::MAX, 1))
+                        .nn()
+                        .pk(1),
+                    col("post_id", "INTEGER", int_key(0, 7, -3)).nn().pk(2),
+                    col("at", "INTEGER", K::EpochMs).nn(),
+                    col("weight", "REAL", K::Real).nulls(300),
+                ],
+            );
+            t.without_rowid = true;
+            t
+        }
+        4 => table(
+            kind,
+            "cities",
+            vec![
+                col(
+                    "code",
+                    "TEXT",
+                    K::Key(KeyPart::Text {
+                        prefix: "c",
+                        shift: 0,
+                        mask: u64::MAX,
+                        width: 8,
+                        suffix: false,
+                    }),
+                )
+                .pk(1),
+                col("name", "TEXT", K::Word).nn(),
+                col("lat", "REAL", K::Real).nn(),
+                col("lon", "REAL", K::Real).nn(),
+                col("population", "INTEGER", K::Signed).nulls(100),
+                col(
+                    "country",
+                    "CHAR(2)",
+                    K::Enum(&["DE", "FR", "JP", "BR", "CN", "EG"]),
+                )
+                .nn(),
+            ],
+        ),
+        5 => {
+            let mut t = table(
+                kind,
+                "metrics",
+                vec![
+                    col("name", "TEXT", K::Word).nn(),
+                    col("value", "REAL", K::Real).nulls(50),
+                    col("delta", "INTEGER", K::Signed).nulls(100),
+                    col("unit", "TEXT", K::Enum(UNITS)).nn(),
+                    col("at", "INTEGER", K::EpochMs).nn(),
+                    col("note", "TEXT", K::Word).nulls(600),
+                    col("ok", "BOOLEAN", K::Bool).nn(),
+                ],
+            );
+            t.rowid_offset = -100_000;
+            t
+        }
+        6 => table(
+            kind,
+            "visits",
+            vec![
+                col("path", "TEXT", K::Word).nn(),
+                col("ms", "INTEGER", K::Signed).nn(),
+                col("status", "INTEGER", K::SmallInt).nn(),
+                col("referrer", "TEXT", K::Word).nulls(500),
+            ],
+        ),
+        _ => table(
+            kind,
+            "labels",
+            vec![
+                col("id", "INTEGER", int_key(0, u64::MAX, -1000)).pk(1),
+                col("name", "TEXT", K::Word).nn(),
+                col("color", "CHAR(7)", K::Color).nn(),
+                col("uses", "INTEGER", K::Signed).nn(),
+                col("ratio", "REAL", K::Real).nulls(250),
+                col("hidden", "BOOLEAN", K::Bool).nulls(100),
+            ],
+        ),
     }
 }
 

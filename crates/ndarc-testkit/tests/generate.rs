@@ -319,3 +319,47 @@ fn later_export_of_nothing_changes_nothing() {
         "exportedAt, epoch and journal move on"
     );
 }
+
+/// `gen --shape narrow`: eight tables of 4 to 7 written columns, short text
+/// of 5 to 40 bytes with much non-ASCII, small and negative integers.
+#[test]
+fn narrow_shape_is_narrow() {
+    let o = GenOptions {
+        kinds: Some(ndarc_testkit::NARROW.to_vec()),
+        rows: Rows::Exactly(300),
+        part_bytes: 16 * 1024,
+        ..GenOptions::small(5)
+    };
+    let (bytes, s) = generate_vec(&o).unwrap();
+    let c = check(&bytes, o.part_bytes);
+    verifies(&bytes);
+    assert_eq!(s.tables.len(), 8);
+    let (mut texts, mut non_ascii, mut negative) = (0usize, 0usize, 0usize);
+    for rows in c.rows.values() {
+        assert_eq!(rows.len(), 300);
+        for row in rows.values() {
+            let v = ndarc_json::parse(row.as_bytes()).unwrap();
+            let cells = v.as_object().unwrap();
+            assert!((4..=7).contains(&cells.len()), "{row}");
+            for (_, cell) in cells.iter() {
+                if let Some(t) = cell.as_str() {
+                    if t.starts_with('#') || t.len() <= 7 && !t.contains(' ') {
+                        continue; // colours, codes, enums
+                    }
+                    texts += 1;
+                    assert!((5..=40).contains(&t.len()), "{t:?}");
+                    non_ascii += usize::from(!t.is_ascii());
+                }
+                if cell.as_safe_integer().is_some_and(|n| n < 0) {
+                    negative += 1;
+                }
+            }
+        }
+    }
+    assert!(texts > 1000, "{texts} text cells");
+    assert!(
+        non_ascii * 3 > texts,
+        "{non_ascii} of {texts} text cells are non-ASCII"
+    );
+    assert!(negative > 300, "{negative} negative integers");
+}

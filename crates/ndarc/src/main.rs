@@ -12,9 +12,11 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use clap::{Parser, Subcommand};
+use std::io::Write;
 
-use ndarc::exit::{CmdResult, EXIT_FAILURE};
+use clap::{CommandFactory, Parser, Subcommand};
+
+use ndarc::exit::{CmdResult, Failure, Status, EXIT_FAILURE};
 use ndarc::term::{self, ColorChoice, Colour};
 use ndarc::{cmd, Context};
 
@@ -39,7 +41,9 @@ Examples:
   ndarc canon --check export.ndjson
   ndarc pack shop.db -o shop.ndjson
   ndarc unpack shop.ndjson -o restored.db
-  ndarc help canon"
+  ndarc help canon
+  ndarc completions bash > /etc/bash_completion.d/ndarc
+  ndarc man verify | man -l -"
 )]
 struct Cli {
     /// When to colour output.
@@ -66,6 +70,101 @@ enum Command {
     Diff(cmd::diff::Args),
     Pack(cmd::pack::Args),
     Unpack(cmd::unpack::Args),
+    Completions(Completions),
+    Man(Man),
+}
+
+/// `ndarc completions SHELL`: a completion script from the one flag
+/// definition.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Print a shell completion script",
+    after_help = "\
+Examples:
+  ndarc completions bash > /etc/bash_completion.d/ndarc
+  ndarc completions zsh > \"${fpath[1]}/_ndarc\"
+  ndarc completions fish > ~/.config/fish/completions/ndarc.fish
+  ndarc completions powershell >> $PROFILE"
+)]
+struct Completions {
+    /// The shell.
+    #[arg(value_enum)]
+    shell: clap_complete::Shell,
+}
+
+/// `ndarc man [COMMAND] [--dir DIR]`: manual pages from the one flag
+/// definition.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Print a manual page (roff), or write every page to a directory",
+    after_help = "\
+Examples:
+  ndarc man | man -l -
+  ndarc man verify | man -l -
+  ndarc man --dir /usr/local/share/man/man1"
+)]
+struct Man {
+    /// The command whose page to print (default: ndarc(1) itself).
+    #[arg(value_name = "COMMAND", conflicts_with = "dir")]
+    command: Option<String>,
+    /// Write ndarc.1 and ndarc-COMMAND.1 for every command into DIR
+    /// (created if missing; existing pages are replaced).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<std::path::PathBuf>,
+}
+
+/// Every page: `ndarc` itself, then `ndarc-COMMAND` for each command, with
+/// the file name each goes to.
+fn man_pages() -> Vec<(String, clap::Command)> {
+    let root = Cli::command();
+    let mut pages = vec![("ndarc".to_string(), root.clone())];
+    for sub in root.get_subcommands() {
+        let name = format!("ndarc-{}", sub.get_name());
+        pages.push((name.clone(), sub.clone().name(name)));
+    }
+    pages
+}
+
+fn render_man(cmd: clap::Command, out: &mut dyn Write) -> std::io::Result<()> {
+    clap_mangen::Man::new(cmd).render(out)
+}
+
+fn run_man(args: Man) -> CmdResult {
+    if let Some(dir) = args.dir {
+        std::fs::create_dir_all(&dir).map_err(|e| Failure::path("cannot create", &dir, &e))?;
+        for (name, cmd) in man_pages() {
+            let path = dir.join(format!("{name}.1"));
+            let mut page = Vec::new();
+            render_man(cmd, &mut page).map_err(|e| Failure::io("cannot render", &e))?;
+            std::fs::write(&path, page).map_err(|e| Failure::path("cannot write", &path, &e))?;
+        }
+        return Ok(Status::Success);
+    }
+    let want = match &args.command {
+        Some(c) => format!("ndarc-{c}"),
+        None => "ndarc".to_string(),
+    };
+    let Some((_, cmd)) = man_pages().into_iter().find(|(name, _)| *name == want) else {
+        return Err(Failure::new(format!(
+            "no command {:?}: `ndarc --help` lists them",
+            args.command.unwrap_or_default()
+        )));
+    };
+    let mut out = std::io::stdout().lock();
+    render_man(cmd, &mut out)
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::io("cannot write output", &e))?;
+    Ok(Status::Success)
+}
+
+fn run_completions(args: Completions) -> CmdResult {
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut Cli::command(), "ndarc", &mut script);
+    let mut out = std::io::stdout().lock();
+    out.write_all(&script)
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::io("cannot write output", &e))?;
+    Ok(Status::Success)
 }
 
 /// Runs the chosen command.
@@ -82,6 +181,8 @@ fn run(command: Command, ctx: &Context) -> CmdResult {
         Command::Diff(args) => cmd::diff::run(args, ctx),
         Command::Pack(args) => cmd::pack::run(args, ctx),
         Command::Unpack(args) => cmd::unpack::run(args, ctx),
+        Command::Completions(args) => run_completions(args),
+        Command::Man(args) => run_man(args),
     }
 }
 
@@ -111,7 +212,6 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn cli_is_well_formed() {

@@ -18,6 +18,9 @@ Examples:
   About 1 GB of rows for a benchmark (parts of 16 MiB as the producer writes):
     ndarc gen --tables 10 --rows 400000 -o big.ndjson
 
+  About 1 GB of narrow rows, as an application export has them, in 1 MiB parts:
+    ndarc gen --shape narrow --rows 640000 --part-bytes 1M -o narrow.ndjson
+
   The next export of the same data (5% changed, 2% added, 1% removed):
     ndarc gen --seed 7 -o before.ndjson
     ndarc gen --seed 7 --later 1 --changed 0.05 --added 0.02 --removed 0.01 -o after.ndjson
@@ -61,6 +64,15 @@ fn fraction(s: &str) -> Result<f64, String> {
     }
 }
 
+/// The table shape of `--shape`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Shape {
+    /// Every feature of the format (the default).
+    Features,
+    /// Narrow rows of a typical application export.
+    Narrow,
+}
+
 /// Arguments of `ndarc gen`.
 #[derive(Debug, clap::Args)]
 #[command(
@@ -85,6 +97,13 @@ pub struct Args {
     /// subset), then tables with a random schema.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub tables: usize,
+    /// The tables' shape: `features` (the ten templates that exercise every
+    /// feature of the format, then random tables; see --tables) or
+    /// `narrow` (eight tables of 4 to 7 columns with short, mostly
+    /// non-ASCII text, small and negative integers, reals and NULLs, as
+    /// an application export has them; --tables is ignored).
+    #[arg(long, value_enum, default_value_t = Shape::Features)]
+    pub shape: Shape,
     /// Rows per table: N, or LO..HI for a seed-chosen number per table.
     #[arg(long, default_value = "10..100", value_name = "N|LO..HI")]
     pub rows: RowsArg,
@@ -144,7 +163,10 @@ impl Args {
         GenOptions {
             seed: self.seed,
             tables: self.tables,
-            kinds: None,
+            kinds: match self.shape {
+                Shape::Features => None,
+                Shape::Narrow => Some(ndarc_testkit::NARROW.to_vec()),
+            },
             rows: self.rows.0,
             objects: self.objects,
             object_bytes: self.object_bytes as u64,

@@ -17,7 +17,8 @@ use crate::Context;
     about = "Show what an archive holds, from its manifest and closing line",
     long_about = "Show what an archive holds: format and version, product, export time, source, \
 tables with columns, keys and row counts, objects and payloads, exclusions, required \
-configuration, part count, size and hashes. Reads only the first and last lines of a file \
+configuration, migrations and the journal (count, first and last entries; the whole with \
+--json), part count, size and hashes. Reads only the first and last lines of a file \
 (it does not verify: use `ndarc verify`).",
     after_help = "\
 Examples:
@@ -205,10 +206,18 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
         .as_ref()
         .and_then(|c| c.get("partCount"))
         .and_then(|v| v.as_safe_integer());
-    let journal = parsed
-        .get("journal")
+    let journal = parsed.get("journal");
+    let migrations = parsed.get("migrations");
+    let journal_bytes = journal
         .map(|j| ndarc_json::to_canonical_string(j).len())
         .unwrap_or(0);
+    // The whole values, for --json (they are canonical JSON, so serde_json
+    // reads them back; a failure leaves null rather than aborting).
+    let whole = |v: Option<&ndarc_json::Value<'_>>| {
+        v.and_then(|v| {
+            serde_json::from_str::<serde_json::Value>(&ndarc_json::to_canonical_string(v)).ok()
+        })
+    };
     let (obj_bytes, pay_bytes) = manifest.binary_bytes();
     let rows: u64 = manifest.tables.iter().map(|t| t.count).sum();
     let mut out = String::new();
@@ -245,7 +254,11 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
                 "archiveHash": hash("archiveHash"),
             })),
             "manifestFindings": problems,
-            "journalBytes": journal,
+            "journalBytes": journal_bytes,
+            "journal": whole(journal),
+            "journalEntries": journal.map(|j| entries(j).0.len()),
+            "migrations": whole(migrations),
+            "migrationCount": migrations.map(|m| entries(m).0.len()),
             "verified": false,
         });
         out = serde_json::to_string_pretty(&doc).unwrap_or_default();
@@ -378,6 +391,8 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
             "required configuration",
             list(&manifest.required_configuration),
         );
+        kv(&mut out, "migrations", journal_summary(migrations, 0));
+        kv(&mut out, "journal", journal_summary(journal, journal_bytes));
         kv(
             &mut out,
             "parts",
@@ -421,4 +436,62 @@ fn list(items: &[String]) -> String {
     } else {
         items.join(", ")
     }
+}
+
+/// The entries of a journal or migration list: the elements of an array, or
+/// of the one array member of an object (`{"head": …, "entries": […]}`),
+/// otherwise the value itself as one entry. The format carries these values
+/// without interpreting them (SPEC.md §4.2), so this is a reading aid only.
+fn entries<'v, 'a>(
+    v: &'v ndarc_json::Value<'a>,
+) -> (Vec<&'v ndarc_json::Value<'a>>, Option<String>) {
+    use ndarc_json::Value;
+    match v {
+        Value::Array(items) => (items.iter().collect(), None),
+        Value::Object(o) => {
+            let arrays: Vec<(&str, &[Value<'a>])> = o
+                .iter()
+                .filter_map(|(k, v)| v.as_array().map(|a| (k, a)))
+                .collect();
+            match arrays.as_slice() {
+                [(name, items)] => (items.iter().collect(), Some(name.to_string())),
+                _ => (vec![v], None),
+            }
+        }
+        Value::Null => (Vec::new(), None),
+        other => (vec![other], None),
+    }
+}
+
+/// One line: how many entries, and the first and last as canonical JSON
+/// (shortened, control characters escaped by the JSON form itself).
+fn journal_summary(v: Option<&ndarc_json::Value<'_>>, bytes: usize) -> String {
+    let Some(v) = v else {
+        return "none".to_string();
+    };
+    let (items, member) = entries(v);
+    let short = |e: &ndarc_json::Value<'_>| {
+        let text = ndarc_json::to_canonical_string(e);
+        match text.char_indices().nth(80) {
+            Some((i, _)) => format!("{}…", &text[..i]),
+            None => text,
+        }
+    };
+    let mut s = format!(
+        "{} {}",
+        items.len(),
+        if items.len() == 1 { "entry" } else { "entries" }
+    );
+    if let Some(m) = member {
+        s.push_str(&format!(" (in {m:?})"));
+    }
+    if bytes > 0 {
+        s.push_str(&format!(", {bytes} bytes"));
+    }
+    match items.as_slice() {
+        [] => {}
+        [only] => s.push_str(&format!("; {}", short(only))),
+        [first, .., last] => s.push_str(&format!("; first {}; last {}", short(first), short(last))),
+    }
+    s
 }
