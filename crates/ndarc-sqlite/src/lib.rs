@@ -7,7 +7,10 @@
 //! - [`pack()`]: a database to an archive, as the reference producer writes
 //!   it (SPEC.md "Databases and archives");
 //! - [`unpack()`]: an archive to a database, as the producer's import
-//!   restores it.
+//!   restores it;
+//! - [`fuzzdb`]: seeded random databases for fuzz-testing third-party
+//!   producers;
+//! - [`patch`]: the SQL patch of a diff, as `sqldiff` writes one.
 //!
 //! ```no_run
 //! use ndarc_sqlite::pack::{pack, PackOptions};
@@ -27,7 +30,9 @@
 use std::io::{self, Read};
 use std::path::Path;
 
+pub mod fuzzdb;
 pub mod pack;
+pub mod patch;
 pub mod unpack;
 
 pub use pack::{pack, PackError, PackOptions, PackSummary, Refusal};

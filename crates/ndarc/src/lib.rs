@@ -25,7 +25,9 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod child;
 pub mod cmd;
+pub mod dbinput;
 pub mod exit;
 pub mod flags;
 pub mod io;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use ndarc_diff::render::{self, RenderOptions};
 use ndarc_diff::{Error, Source};
 
+use crate::dbinput::{self, Header, PackStream, Refused};
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::{Limits, MaxErrors};
 use crate::io::{is_stdio, refuse_input, FileMode, OutputArgs};
@@ -24,6 +25,10 @@ pub enum Format {
     /// A summary table and `<details>` sections, for CI job summaries and
     /// pull-request comments.
     Markdown,
+    /// An SQL patch, as sqldiff writes one: applied to a database holding
+    /// BEFORE (`ndarc unpack`), it gives AFTER's content. AFTER must be a
+    /// file or a database.
+    Sql,
 }
 
 const EXAMPLES: &str = "\
@@ -65,11 +70,13 @@ verified as it is read, with memory bounded by a few parts whatever their size."
     after_help = EXAMPLES
 )]
 pub struct Args {
-    /// The first (earlier) archive; `-` reads standard input.
+    /// The first (earlier) archive, or a SQLite database (packed on the
+    /// fly); `-` reads standard input.
     #[arg(value_name = "BEFORE")]
     pub before: PathBuf,
 
-    /// The second (later) archive; `-` reads standard input.
+    /// The second (later) archive, or a SQLite database; `-` reads
+    /// standard input.
     #[arg(value_name = "AFTER")]
     pub after: PathBuf,
 
@@ -147,6 +154,54 @@ fn name(path: &Path) -> String {
     }
 }
 
+/// The input at `path`; a database is packed on the fly (its packer kept
+/// in `packing`), under the header of the archive at `other` when that is
+/// one, else under `fallback` (the same for both sides, so that two
+/// databases compare by content).
+fn open<'a>(
+    path: &'a Path,
+    other: &Path,
+    fallback: &Header,
+    packing: &mut Vec<(String, PackStream)>,
+) -> Source<'a> {
+    if !dbinput::is_database(path) {
+        return source(path);
+    }
+    let header = Header::of_archive(other).unwrap_or_else(|| fallback.clone());
+    let mut p = PackStream::spawn(path, &header);
+    let reader = p.reader();
+    packing.push((name(path), p));
+    match reader {
+        Some(r) => Source::Reader(Box::new(r)),
+        None => source(path),
+    }
+}
+
+/// The second input's bytes, for `--format sql` (which reads its rows
+/// again): the file, or the database packed as `diff` packed it.
+fn after_bytes(after: &Path, before: &Path) -> Result<Vec<u8>, Failure> {
+    if is_stdio(after) {
+        return Err(Failure::new(
+            "--format sql reads AFTER twice: give it as a file, not standard input",
+        ));
+    }
+    if !dbinput::is_database(after) {
+        return std::fs::read(after).map_err(|e| Failure::path("cannot read", after, &e));
+    }
+    // As `diff` packed it: the first input's header, or the first
+    // database's.
+    let header = Header::of_archive(before).unwrap_or_else(|| Header::for_database(before));
+    let mut p = PackStream::spawn(after, &header);
+    let mut bytes = Vec::new();
+    if let Some(mut r) = p.reader() {
+        std::io::Read::read_to_end(&mut r, &mut bytes)
+            .map_err(|e| Failure::path("cannot pack", after, &e))?;
+    }
+    p.finish()
+        .map_err(|Refused(why)| Failure::new(format!("{}: {why}", after.display())))?;
+    Ok(bytes)
+}
+
 /// Runs `ndarc diff`.
 pub fn run(args: Args, ctx: &Context) -> CmdResult {
     if is_stdio(&args.before) && is_stdio(&args.after) {
@@ -175,11 +230,18 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         verify,
     };
     let (na, nb) = (name(&args.before), name(&args.after));
-    let result = ndarc_diff::diff_labeled(
-        (&na, source(&args.before)),
-        (&nb, source(&args.after)),
-        &opts,
-    );
+    // A database on either side is packed on the fly, under the header of
+    // the archive on the other side when there is one.
+    let mut packing = Vec::new();
+    let fallback = Header::for_database(&args.before);
+    let sa = open(&args.before, &args.after, &fallback, &mut packing);
+    let sb = open(&args.after, &args.before, &fallback, &mut packing);
+    let result = ndarc_diff::diff_labeled((&na, sa), (&nb, sb), &opts);
+    for (n, p) in packing {
+        if let Err(Refused(why)) = p.finish() {
+            return Err(Failure::new(format!("{n}: {why}")));
+        }
+    }
     let d = match result {
         Ok(d) => d,
         Err(Error::Invalid {
@@ -232,6 +294,12 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             Format::Human => render::human(&d, &render_opts, &mut buf),
             Format::Json => render::json(&d, &mut buf),
             Format::Markdown => render::markdown(&d, &render_opts, &mut buf),
+            Format::Sql => {
+                let after = after_bytes(&args.after, &args.before)?;
+                ndarc_sqlite::patch::write_patch(&d, &after, &mut buf)
+                    .map_err(|e| Failure::new(e.to_string()))?;
+                Ok(())
+            }
         }
     };
     written.map_err(|e| Failure::io("cannot write the diff", &e))?;

@@ -3,6 +3,7 @@
 pub mod canon;
 pub mod diff;
 pub mod fuzz_consumer;
+pub mod fuzz_producer;
 pub mod gen;
 pub mod inspect;
 pub mod mutate;

@@ -8,6 +8,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use ndarc_verify::{Options, Report, Severity};
 
+use crate::dbinput::{Header, PackStream, Refused};
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::{clamp_jobs, Limits, MaxErrors};
 use crate::io::{is_stdio, refuse_input, AtomicFile};
@@ -117,6 +118,28 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         }
         let result = if is_stdio(path) {
             ndarc_verify::verify_reader(std::io::stdin(), &opts)
+        } else if crate::dbinput::is_database(path) {
+            // A database: packed on the fly and verified as a stream.
+            let mut packing = PackStream::spawn(path, &Header::for_database(path));
+            let r = match packing.reader() {
+                Some(reader) => ndarc_verify::verify_reader(reader, &opts),
+                None => continue,
+            };
+            if let Err(Refused(why)) = packing.finish() {
+                if show_progress {
+                    eprint!("\r\x1b[2K");
+                }
+                if !args.quiet {
+                    term::error(ctx.colour, &format!("{name}: {why}"));
+                }
+                all_valid = false;
+                if args.format == Format::Json {
+                    json_files
+                        .push(serde_json::json!({"file": name, "valid": false, "refused": why}));
+                }
+                continue;
+            }
+            r
         } else {
             ndarc_verify::verify_path(path, &opts)
         };

@@ -1,0 +1,669 @@
+//! `ndarc fuzz-producer`: feed generated SQLite databases to a third-party
+//! producer and check its archives against ndarc's own `pack`.
+//!
+//! Each run draws a database (`ndarc_sqlite::fuzzdb`, seeded), writes it
+//! to a private temporary directory and runs the producer on it without a
+//! shell (`{db}` and `{archive}` replaced by the paths), with a time limit
+//! and its process group killed after it. ndarc's `pack` of the same
+//! database is the oracle:
+//!
+//! - when `pack` refuses the database, the producer must refuse it too
+//!   (non-zero exit) and leave no archive;
+//! - otherwise the producer must exit 0 and write an archive that verifies,
+//!   whose `contentHash` equals that of `pack`'s archive made with the
+//!   header the producer chose (`product`, `exportedAt`, `epoch`,
+//!   `sourceIdentity`, `requiredConfiguration` from its manifest). On a
+//!   mismatch the first differing rows come from `ndarc-diff`.
+//!
+//! A failing database is shrunk (tables, then rows, then columns, while the
+//! same kind of failure remains) and, with `--outdir`, kept there with the
+//! producer's and the expected archives and `summary.json`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use ndarc_sqlite::fuzzdb::{self, DbSpec, FuzzOptions};
+use ndarc_sqlite::pack::{pack, PackOptions};
+
+use crate::child::{
+    parse_seconds, run_child, shown_command, split_words, substitute, Outcome, Scratch,
+};
+use crate::cmd::mutate::{prepare_outdir, write_atomic};
+use crate::exit::{CmdResult, Failure, Status};
+use crate::term::{self, paint, Style};
+use crate::Context;
+
+/// The token replaced by the database's path.
+pub const DB_TOKEN: &str = "{db}";
+/// The token replaced by the path the archive is to be written to.
+pub const ARCHIVE_TOKEN: &str = "{archive}";
+
+/// `exportedAt` of the reference archive when the producer gave none.
+const REFERENCE_TIME: &str = "2000-01-01T00:00:00.000Z";
+
+const EXAMPLES: &str = "\
+Examples:
+  Twenty databases through a producer ({db} in, {archive} out):
+    ndarc fuzz-producer --exec './export --db {db} --out {archive}'
+
+  More runs, a time limit, the failing databases (shrunk) kept:
+    ndarc fuzz-producer --exec 'node export.mjs {db} {archive}' \\
+        --runs 200 --seed 7 --timeout 5 --outdir fuzz-out/
+
+  ndarc's own pack agrees with itself:
+    ndarc fuzz-producer --exec 'ndarc pack {db} -o {archive}' --runs 200
+
+The command is split into words as a POSIX shell would split them but no shell runs it.
+A word holding {db} or {archive} has it replaced by the path; a token no word holds has its
+path appended (the database first). The archive path does not exist before the run.
+
+Every fourth database must be refused (text in a DATETIME column, an unsafe integer, a
+virtual table, a too-wide table, a foreign key to an excluded table, all rowid aliases
+shadowed, in turn); the expected code is the one `ndarc pack` refuses it with.
+
+Exit status: 0 the producer agreed on every database, 1 a disagreement, crash or time-out,
+2 could not run (usage, a command that cannot be started, I/O).";
+
+/// Output formats of `fuzz-producer`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// A summary for people.
+    #[default]
+    Human,
+    /// The summary as one JSON document (as `summary.json`).
+    Json,
+}
+
+/// Arguments of `ndarc fuzz-producer`.
+#[derive(Debug, clap::Args)]
+#[command(
+    about = "Feed generated SQLite databases to a producer; compare its archives with ndarc pack",
+    long_about = "Test a third-party producer (a program that turns a SQLite database into an \
+archive) against ndarc's own pack: each run generates a seeded random database covering every \
+affinity, key shape, rowid shadowing, generated columns, foreign keys and edge values, and runs \
+the command on it. An archive must verify and have the contentHash of `ndarc pack` of the same \
+database under the producer's own header (product, exportedAt, epoch, sourceIdentity, \
+requiredConfiguration); a database pack refuses must be refused (non-zero exit) and leave no \
+archive. Failing databases are shrunk (tables, then rows, then columns) and, with --outdir, kept \
+with summary.json.",
+    after_help = EXAMPLES
+)]
+pub struct Args {
+    /// The producer: a command with {db} and {archive} where the paths go.
+    #[arg(long, value_name = "CMD")]
+    pub exec: String,
+    /// Databases to feed.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub runs: u64,
+    /// The seed of the databases.
+    #[arg(long, default_value_t = 0, value_name = "S")]
+    pub seed: u64,
+    /// Kill the producer (its process group) after this many seconds.
+    #[arg(long, default_value = "10", value_name = "SECS", value_parser = parse_seconds)]
+    pub timeout: f64,
+    /// Keep the failing databases (shrunk), the archives and summary.json
+    /// here (created if missing; must be empty unless --force).
+    #[arg(long, value_name = "DIR")]
+    pub outdir: Option<PathBuf>,
+    /// Write into a non-empty --outdir, replacing its files.
+    #[arg(long, requires = "outdir")]
+    pub force: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    /// The same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+    /// Producer runs spent shrinking one failing database at most.
+    #[arg(long, default_value_t = 400, value_name = "N")]
+    pub shrink_budget: usize,
+    /// At most this many rows a table.
+    #[arg(long, default_value_t = 12, value_name = "N")]
+    pub max_rows: usize,
+    /// Keep at most this many bytes of the producer's standard output and
+    /// error per run in the report.
+    #[arg(long, default_value_t = 2000, value_name = "BYTES")]
+    pub max_output: usize,
+}
+
+/// What went wrong with one database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A database `pack` archives was refused (non-zero exit).
+    ValidRefused,
+    /// Exit 0 but no archive at the path.
+    NoArchive,
+    /// The archive does not verify.
+    InvalidArchive,
+    /// The archive verifies but its content differs from `pack`'s.
+    ContentMismatch,
+    /// A database `pack` refuses was archived (exit 0).
+    InvalidAccepted,
+    /// A database `pack` refuses was refused, but an archive was left.
+    ArchiveLeft,
+    /// Killed by a signal.
+    Crash,
+    /// Killed after the time limit.
+    Timeout,
+}
+
+impl Kind {
+    /// The snake_case name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::ValidRefused => "valid_refused",
+            Kind::NoArchive => "no_archive",
+            Kind::InvalidArchive => "invalid_archive",
+            Kind::ContentMismatch => "content_mismatch",
+            Kind::InvalidAccepted => "invalid_accepted",
+            Kind::ArchiveLeft => "archive_left",
+            Kind::Crash => "crash",
+            Kind::Timeout => "timeout",
+        }
+    }
+
+    const ALL: [Kind; 8] = [
+        Kind::ValidRefused,
+        Kind::NoArchive,
+        Kind::InvalidArchive,
+        Kind::ContentMismatch,
+        Kind::InvalidAccepted,
+        Kind::ArchiveLeft,
+        Kind::Crash,
+        Kind::Timeout,
+    ];
+}
+
+/// The header a producer chose, taken over by the reference.
+#[derive(Debug, Clone)]
+struct Header {
+    product: String,
+    exported_at: String,
+    epoch: u64,
+    source_identity: String,
+    required_configuration: Vec<String>,
+}
+
+impl Default for Header {
+    fn default() -> Header {
+        Header {
+            product: "ndarc-fuzz-producer".to_string(),
+            exported_at: REFERENCE_TIME.to_string(),
+            epoch: 0,
+            source_identity: "ndarc-fuzz-producer".to_string(),
+            required_configuration: Vec::new(),
+        }
+    }
+}
+
+/// ndarc's own archive of `db`, or its refusal (code, message).
+fn reference(db: &Path, h: &Header) -> Result<Vec<u8>, (String, String)> {
+    let opts = PackOptions {
+        product: Some(h.product.clone()),
+        exported_at: Some(h.exported_at.clone()),
+        epoch: h.epoch,
+        source_identity: h.source_identity.clone(),
+        required_configuration: h.required_configuration.clone(),
+        ..PackOptions::default()
+    };
+    let mut out = Vec::new();
+    match pack(db, &opts, &mut out) {
+        Ok(_) => Ok(out),
+        Err(e) => Err((e.code().to_string(), e.message().to_string())),
+    }
+}
+
+/// The result of feeding one database.
+#[derive(Debug)]
+struct Eval {
+    kind: Option<Kind>,
+    outcome: Outcome,
+    /// The code `pack` refuses the database with.
+    refused: Option<(String, String)>,
+    /// Findings, the content difference, or why no archive.
+    detail: String,
+    /// The producer's archive, when it left one.
+    archive: Option<Vec<u8>>,
+    /// `pack`'s archive (under the producer's header when it had one).
+    expected: Option<Vec<u8>>,
+}
+
+struct Session {
+    words: Vec<String>,
+    timeout: Duration,
+    max_output: usize,
+    scratch: Scratch,
+    verify: ndarc_verify::Options,
+}
+
+impl Session {
+    fn db_path(&self) -> PathBuf {
+        self.scratch.0.join("input.db")
+    }
+
+    fn archive_path(&self) -> PathBuf {
+        self.scratch.0.join("output.ndjson")
+    }
+
+    /// Feeds `spec` to the producer; `None` when the plan cannot be
+    /// written (a shrinking step SQLite rejects).
+    fn eval(&self, spec: &DbSpec) -> Result<Option<Eval>, Failure> {
+        let (db, archive) = (self.db_path(), self.archive_path());
+        if spec.write(&db).is_err() {
+            return Ok(None);
+        }
+        if let Err(e) = std::fs::remove_file(&archive) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                return Err(Failure::path("cannot remove", &archive, &e));
+            }
+        }
+        let argv = substitute(&self.words, &[(DB_TOKEN, &db), (ARCHIVE_TOKEN, &archive)]);
+        let outcome = run_child(&argv, self.timeout, &self.scratch.0, self.max_output)
+            .map_err(|e| Failure::io(format_args!("cannot run {}", self.words[0]), &e))?;
+        let produced = match std::fs::read(&archive) {
+            Ok(b) => Some(b),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(Failure::path("cannot read", &archive, &e)),
+        };
+        let mut ev = Eval {
+            kind: None,
+            outcome,
+            refused: None,
+            detail: String::new(),
+            archive: produced,
+            expected: None,
+        };
+        let first = reference(&db, &Header::default());
+        let o = &ev.outcome;
+        if o.timed_out {
+            ev.kind = Some(Kind::Timeout);
+        } else if o.signal.is_some() {
+            ev.kind = Some(Kind::Crash);
+        }
+        match first {
+            Err(refusal) => {
+                if ev.kind.is_none() && o.accepted() {
+                    ev.kind = Some(Kind::InvalidAccepted);
+                } else if ev.kind.is_none() && ev.archive.is_some() {
+                    ev.kind = Some(Kind::ArchiveLeft);
+                }
+                ev.refused = Some(refusal);
+                return Ok(Some(ev));
+            }
+            Ok(bytes) => ev.expected = Some(bytes),
+        }
+        if ev.kind.is_some() {
+            return Ok(Some(ev));
+        }
+        if !o.accepted() {
+            ev.kind = Some(Kind::ValidRefused);
+            return Ok(Some(ev));
+        }
+        let Some(bytes) = &ev.archive else {
+            ev.kind = Some(Kind::NoArchive);
+            ev.detail = format!("exit 0 but nothing at {}", archive.display());
+            return Ok(Some(ev));
+        };
+        let report = ndarc_verify::verify_bytes(bytes, &self.verify);
+        if !report.is_valid(false) {
+            ev.kind = Some(Kind::InvalidArchive);
+            ev.detail = report
+                .findings
+                .iter()
+                .filter(|f| f.severity == ndarc_format::Severity::Error)
+                .take(3)
+                .map(|f| format!("line {}: {}: {}", f.line, f.code, f.message))
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Ok(Some(ev));
+        }
+        let header = report
+            .manifest
+            .as_ref()
+            .map_or_else(Header::default, |m| Header {
+                product: m.product.clone(),
+                exported_at: m.exported_at.clone(),
+                epoch: m.epoch,
+                source_identity: m.source_identity.clone(),
+                required_configuration: m.required_configuration.clone(),
+            });
+        let expected = reference(&db, &header).map_err(|(code, msg)| {
+            Failure::new(format!(
+                "ndarc pack refused a database it had packed, under the producer's header: {code}: {msg}"
+            ))
+        })?;
+        let want = ndarc_verify::verify_bytes(&expected, &self.verify);
+        if !want.is_valid(false) {
+            return Err(Failure::new(format!(
+                "ndarc pack wrote an invalid archive (a bug in ndarc): {}",
+                want.findings
+                    .first()
+                    .map_or(String::new(), |f| format!("{}: {}", f.code, f.message))
+            )));
+        }
+        if want.content_hash != report.content_hash {
+            ev.kind = Some(Kind::ContentMismatch);
+            ev.detail = difference(&expected, bytes);
+        }
+        ev.expected = Some(expected);
+        Ok(Some(ev))
+    }
+}
+
+/// The first differences between `pack`'s archive and the producer's, as
+/// `ndarc diff` shows them (three rows a kind and table at most).
+fn difference(expected: &[u8], actual: &[u8]) -> String {
+    let opts = ndarc_diff::Options {
+        allow_product_mismatch: true,
+        ..ndarc_diff::Options::default()
+    };
+    let d = match ndarc_diff::diff_labeled(
+        ("ndarc pack", ndarc_diff::Source::Bytes(expected)),
+        ("producer", ndarc_diff::Source::Bytes(actual)),
+        &opts,
+    ) {
+        Ok(d) => d,
+        Err(e) => return format!("cannot diff: {e}"),
+    };
+    let mut buf = Vec::new();
+    let ro = ndarc_diff::render::RenderOptions {
+        colour: false,
+        max_rows: Some(3),
+    };
+    if ndarc_diff::render::human(&d, &ro, &mut buf).is_err() {
+        return "cannot render the difference".to_string();
+    }
+    let mut s = String::from_utf8_lossy(&buf).into_owned();
+    if s.len() > 4000 {
+        let mut cut = 4000;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push_str("\n…");
+    }
+    s
+}
+
+/// One problem found, after shrinking.
+struct Problem {
+    run: u64,
+    db_seed: u64,
+    planned: Option<&'static str>,
+    kind: Kind,
+    original: String,
+    shrunk: String,
+    shrink_runs: usize,
+    eval: Eval,
+    files: Vec<String>,
+}
+
+impl Problem {
+    fn json(&self) -> serde_json::Value {
+        let o = &self.eval.outcome;
+        serde_json::json!({
+            "kind": self.kind.as_str(),
+            "run": self.run,
+            "dbSeed": self.db_seed,
+            "plannedRefusal": self.planned,
+            "expectedRefusal": self.eval.refused.as_ref().map(|r| &r.0),
+            "expectedMessage": self.eval.refused.as_ref().map(|r| &r.1),
+            "database": self.original,
+            "shrunk": self.shrunk,
+            "shrinkRuns": self.shrink_runs,
+            "detail": self.eval.detail,
+            "exitCode": o.code,
+            "signal": o.signal,
+            "timedOut": o.timed_out,
+            "elapsedSeconds": o.elapsed.as_secs_f64(),
+            "stdout": o.stdout,
+            "stderr": o.stderr,
+            "files": self.files,
+        })
+    }
+}
+
+/// Runs `ndarc fuzz-producer`.
+pub fn run(args: Args, ctx: &Context) -> CmdResult {
+    let words = split_words(&args.exec).map_err(|e| Failure::new(format!("--exec: {e}")))?;
+    if words.is_empty() {
+        return Err(Failure::new("--exec: an empty command"));
+    }
+    if let Some(dir) = &args.outdir {
+        prepare_outdir(dir, args.force)?;
+    }
+    let session = Session {
+        words,
+        timeout: Duration::from_secs_f64(args.timeout),
+        max_output: args.max_output,
+        scratch: Scratch::new("fuzz-producer")?,
+        verify: ndarc_verify::Options {
+            jobs: 1,
+            max_errors: 10,
+            ..ndarc_verify::Options::default()
+        },
+    };
+    let gen = FuzzOptions {
+        max_rows: args.max_rows,
+        ..FuzzOptions::default()
+    };
+    let start = Instant::now();
+    let mut problems: Vec<Problem> = Vec::new();
+    let (mut archivable, mut refusable) = (0u64, 0u64);
+    let mut refusal_codes: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut planned_mismatch = Vec::new();
+    for run in 0..args.runs {
+        let db = fuzzdb::for_run(args.seed, run, &gen);
+        let ev = session.eval(&db.spec)?.ok_or_else(|| {
+            Failure::new(format!(
+                "cannot write the database of run {run} (a bug in the generator)"
+            ))
+        })?;
+        match &ev.refused {
+            Some((code, _)) => {
+                refusable += 1;
+                *refusal_codes.entry(code.clone()).or_default() += 1;
+            }
+            None => archivable += 1,
+        }
+        let planned = db.refusal.map(|r| r.code());
+        if planned != ev.refused.as_ref().map(|r| r.0.as_str()) {
+            planned_mismatch.push(serde_json::json!({
+                "run": run,
+                "planned": planned,
+                "pack": ev.refused.as_ref().map(|r| &r.0),
+            }));
+        }
+        let Some(kind) = ev.kind else {
+            continue;
+        };
+        let (small, tries) = if kind == Kind::Timeout {
+            (db.spec.clone(), 0)
+        } else {
+            fuzzdb::shrink(
+                &db.spec,
+                args.shrink_budget,
+                |cand| matches!(session.eval(cand), Ok(Some(e)) if e.kind == Some(kind)),
+            )
+        };
+        // Feed the smallest database again for its files and details.
+        let last = match session.eval(&small)? {
+            Some(e) if e.kind == Some(kind) => e,
+            _ => ev,
+        };
+        let mut p = Problem {
+            run,
+            db_seed: db.seed,
+            planned,
+            kind,
+            original: db.spec.describe(),
+            shrunk: small.describe(),
+            shrink_runs: tries,
+            eval: last,
+            files: Vec::new(),
+        };
+        if let Some(dir) = &args.outdir {
+            p.files = keep(&session, dir, &p, args.force)?;
+        }
+        problems.push(p);
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    let count = |k: Kind| problems.iter().filter(|p| p.kind == k).count();
+    let by_kind: serde_json::Map<String, serde_json::Value> = Kind::ALL
+        .iter()
+        .map(|&k| (k.as_str().to_string(), count(k).into()))
+        .collect();
+    let summary = serde_json::json!({
+        "command": session.words,
+        "runs": args.runs,
+        "seed": args.seed,
+        "timeoutSeconds": args.timeout,
+        "archivable": archivable,
+        "mustRefuse": refusable,
+        "refusalCodes": refusal_codes,
+        "agreed": args.runs - problems.len() as u64,
+        "disagreements": problems.iter().filter(|p| !matches!(p.kind, Kind::Crash | Kind::Timeout)).count(),
+        "crashes": count(Kind::Crash),
+        "timeouts": count(Kind::Timeout),
+        "kinds": by_kind,
+        "plannedRefusalMismatches": planned_mismatch,
+        "elapsedSeconds": elapsed,
+        "problems": problems.iter().map(Problem::json).collect::<Vec<_>>(),
+    });
+    let mut text = serde_json::to_vec_pretty(&summary)
+        .map_err(|e| Failure::new(format!("cannot write the summary: {e}")))?;
+    text.push(b'\n');
+    if let Some(dir) = &args.outdir {
+        write_atomic(
+            &dir.join("summary.json"),
+            &text,
+            args.force,
+            crate::io::FileMode::Umask,
+        )?;
+    }
+    let out = if args.json || args.format == Format::Json {
+        text
+    } else {
+        human(&args, &session.words, &problems, &summary, ctx).into_bytes()
+    };
+    std::io::stdout()
+        .lock()
+        .write_all(&out)
+        .map_err(|e| Failure::io("cannot write <stdout>", &e))?;
+    Ok(if problems.is_empty() {
+        Status::Success
+    } else {
+        Status::Findings
+    })
+}
+
+/// Copies a problem's shrunk database and archives to `dir`: the names come
+/// from the run number and the kind only.
+fn keep(session: &Session, dir: &Path, p: &Problem, force: bool) -> Result<Vec<String>, Failure> {
+    let stem = format!("{:04}-{}", p.run, p.kind.as_str());
+    let mut files = Vec::new();
+    let db = session.db_path();
+    let bytes = std::fs::read(&db).map_err(|e| Failure::path("cannot read", &db, &e))?;
+    let name = format!("{stem}.db");
+    write_atomic(&dir.join(&name), &bytes, force, crate::io::ARCHIVE_MODE)?;
+    files.push(name);
+    if let Some(a) = &p.eval.archive {
+        let name = format!("{stem}.ndjson");
+        write_atomic(&dir.join(&name), a, force, crate::io::ARCHIVE_MODE)?;
+        files.push(name);
+    }
+    if let Some(a) = &p.eval.expected {
+        let name = format!("{stem}.expected.ndjson");
+        write_atomic(&dir.join(&name), a, force, crate::io::ARCHIVE_MODE)?;
+        files.push(name);
+    }
+    Ok(files)
+}
+
+fn human(
+    args: &Args,
+    words: &[String],
+    problems: &[Problem],
+    summary: &serde_json::Value,
+    ctx: &Context,
+) -> String {
+    let c = ctx.colour.stdout;
+    let n = |k: &str| summary[k].as_u64().unwrap_or(0);
+    let mut s = format!(
+        "fuzz-producer: {} databases (seed {}) fed to: {}\n",
+        args.runs,
+        args.seed,
+        shown_command(words)
+    );
+    s.push_str(&format!(
+        "  archivable: {}; must be refused: {}; agreed: {}\n",
+        n("archivable"),
+        n("mustRefuse"),
+        n("agreed")
+    ));
+    s.push_str(&format!(
+        "  disagreements: {}; crashes: {}; time-outs: {}; {:.1} s\n",
+        n("disagreements"),
+        n("crashes"),
+        n("timeouts"),
+        summary["elapsedSeconds"].as_f64().unwrap_or(0.0)
+    ));
+    if let Some(m) = summary["plannedRefusalMismatches"].as_array() {
+        if !m.is_empty() {
+            s.push_str(&format!(
+                "  note: on {} runs ndarc pack's refusal is not the one planned\n",
+                m.len()
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        s.push('\n');
+    }
+    for p in problems {
+        let o = &p.eval.outcome;
+        let how = match (o.timed_out, o.signal, o.code) {
+            (true, _, _) => format!("still running after {}s, killed", args.timeout),
+            (_, Some(sig), _) => format!("killed by signal {sig}"),
+            (_, _, Some(code)) => format!("exit {code}"),
+            _ => "no exit status".to_string(),
+        };
+        let style = match p.kind {
+            Kind::Crash | Kind::Timeout => Style::Warning,
+            _ => Style::Error,
+        };
+        let why = match &p.eval.refused {
+            Some((code, _)) => format!(" (ndarc pack refuses it: {code})"),
+            None => String::new(),
+        };
+        s.push_str(&format!(
+            "{}: run {}: {how}{why}; shrunk from {} to {} in {} runs",
+            paint(c, style, p.kind.as_str()),
+            p.run,
+            p.original,
+            p.shrunk,
+            p.shrink_runs
+        ));
+        if let (Some(dir), Some(file)) = (&args.outdir, p.files.first()) {
+            s.push_str(&format!(" -> {}", dir.join(file).display()));
+        }
+        s.push('\n');
+        for line in p.eval.detail.lines().take(12) {
+            s.push_str(&format!("  {line}\n"));
+        }
+        let err = o.stderr.trim();
+        if !err.is_empty() {
+            s.push_str(&format!(
+                "  stderr: {}\n",
+                term::one_line(&err.chars().take(300).collect::<String>())
+            ));
+        }
+    }
+    if let Some(dir) = &args.outdir {
+        s.push_str(&format!(
+            "\nsummary: {}\n",
+            dir.join("summary.json").display()
+        ));
+    }
+    s
+}

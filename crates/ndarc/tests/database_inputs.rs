@@ -1,0 +1,168 @@
+//! A SQLite database wherever `verify` and `diff` read an archive (packed
+//! on the fly), and `diff --format sql`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use ndarc_sqlite::fuzzdb::{generate, must_refuse, variant, FuzzOptions, Refusal};
+
+const NDARC: &str = env!("CARGO_BIN_EXE_ndarc");
+
+fn ndarc(args: &[&str]) -> Output {
+    Command::new(NDARC)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("ndarc runs")
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ndarc-dbinput-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The first seed from `from` whose database has rows in archived tables,
+/// and whose next version differs.
+fn rich(from: u64) -> u64 {
+    let o = FuzzOptions::default();
+    (from..)
+        .find(|&seed| {
+            let a = generate(seed, &o).spec;
+            a.tables.len() >= 3 && a.row_count() > 10 && variant(&a, seed, &o) != a
+        })
+        .unwrap()
+}
+
+/// A database with rows in several tables.
+fn database(d: &Path, name: &str, from: u64) -> PathBuf {
+    let p = d.join(name);
+    generate(rich(from), &FuzzOptions::default())
+        .spec
+        .write(&p)
+        .unwrap();
+    p
+}
+
+#[test]
+fn verify_packs_a_database_on_the_fly() {
+    let d = dir("verify");
+    let db = database(&d, "shop.sqlite3", 4);
+    let o = ndarc(&["verify", s(&db)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("valid"), "{}", text(&o.stdout));
+    // Recognised by its header, not its name: an archive called .db is
+    // verified as an archive.
+    let archive = d.join("export.db");
+    let p = ndarc(&["pack", s(&db), "-o", s(&archive)]);
+    assert_eq!(p.status.code(), Some(0), "{}", text(&p.stderr));
+    assert_eq!(ndarc(&["verify", s(&archive)]).status.code(), Some(0));
+    // Nothing but the inputs is left in the directory.
+    let mut names: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["export.db", "shop.sqlite3"]);
+}
+
+#[test]
+fn verify_reports_a_database_pack_refuses() {
+    let d = dir("refused");
+    let p = d.join("bad.db");
+    must_refuse(1, &FuzzOptions::default(), Refusal::DatetimeText)
+        .spec
+        .write(&p)
+        .unwrap();
+    let o = ndarc(&["verify", s(&p)]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains("bad.db: row_type:"), "{err}");
+}
+
+#[test]
+fn diff_takes_a_database_on_either_side() {
+    let d = dir("diff");
+    let o = FuzzOptions::default();
+    let seed = rich(4);
+    let a = generate(seed, &o).spec;
+    let b = variant(&a, seed, &o);
+    let (da, db) = (d.join("a.db"), d.join("b.db"));
+    a.write(&da).unwrap();
+    b.write(&db).unwrap();
+    let xa = d.join("a.ndjson");
+    // A product of its own: the database side takes the archive's header.
+    let p = ndarc(&["pack", s(&da), "--product", "shop", "-o", s(&xa)]);
+    assert_eq!(p.status.code(), Some(0), "{}", text(&p.stderr));
+    let same = ndarc(&["diff", s(&xa), s(&da)]);
+    assert_eq!(
+        same.status.code(),
+        Some(0),
+        "{}{}",
+        text(&same.stdout),
+        text(&same.stderr)
+    );
+    let other = ndarc(&["diff", s(&xa), s(&db)]);
+    assert_eq!(other.status.code(), Some(1), "{}", text(&other.stderr));
+    assert!(
+        text(&other.stdout).contains("table "),
+        "{}",
+        text(&other.stdout)
+    );
+    let both = ndarc(&["diff", s(&da), s(&db), "--format", "json"]);
+    assert_eq!(both.status.code(), Some(1), "{}", text(&both.stderr));
+}
+
+#[test]
+fn diff_format_sql_is_a_patch_from_before_to_after() {
+    let d = dir("sql");
+    let o = FuzzOptions::default();
+    for seed in [rich(0), rich(100), rich(200), rich(300)] {
+        let a = generate(seed, &o).spec;
+        let b = variant(&a, seed, &o);
+        let (da, db) = (d.join(format!("{seed}a.db")), d.join(format!("{seed}b.db")));
+        a.write(&da).unwrap();
+        b.write(&db).unwrap();
+        let (xa, xb) = (
+            d.join(format!("{seed}a.ndjson")),
+            d.join(format!("{seed}b.ndjson")),
+        );
+        for (db, x) in [(&da, &xa), (&db, &xb)] {
+            let p = ndarc(&["pack", s(db), "--product", "p", "-o", s(x)]);
+            assert_eq!(p.status.code(), Some(0), "{}", text(&p.stderr));
+        }
+        let patch = ndarc(&["diff", "--format", "sql", s(&xa), s(&xb)]);
+        assert_eq!(patch.status.code(), Some(1), "{}", text(&patch.stderr));
+        let sql = text(&patch.stdout);
+        assert!(
+            sql.contains("BEGIN TRANSACTION;") && sql.ends_with("COMMIT;\n"),
+            "{sql}"
+        );
+        // unpack(a) with the patch applied holds b's rows.
+        let restored = d.join(format!("{seed}c.db"));
+        let u = ndarc(&["unpack", s(&xa), "-o", s(&restored)]);
+        assert_eq!(u.status.code(), Some(0), "{}", text(&u.stderr));
+        let conn = rusqlite::Connection::open(&restored).unwrap();
+        conn.execute_batch(&sql).unwrap();
+        drop(conn);
+        let left = ndarc(&["diff", s(&restored), s(&xb), "--format", "json"]);
+        let v: serde_json::Value = serde_json::from_slice(&left.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", text(&left.stderr)));
+        assert_eq!(
+            v["tables"],
+            serde_json::json!([]),
+            "seed {seed}: {v:#}\n{sql}"
+        );
+        assert_eq!(v["schemaChanged"], false, "seed {seed}: {v:#}");
+    }
+}
