@@ -43,6 +43,12 @@ pub(crate) fn open(source: Source<'_>) -> io::Result<(Input<'_>, Option<LineSour
                     "is a directory, not an archive",
                 ));
             }
+            if !meta.is_file() {
+                // A pipe or a device (`diff <(curl …) today.ndjson`): read
+                // once, as standard input is, through a spooled copy.
+                let (lines, again) = LineSource::stream(f)?;
+                return Ok((again, Some(lines)));
+            }
             Ok((Input::File(f), None))
         }
         Source::Bytes(b) => Ok((Input::Slice(b), None)),

@@ -44,6 +44,12 @@ pub const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 /// Whether the file at `path` is a SQLite database, by its 16-byte header
 /// (not by its name). A file shorter than 16 bytes is not one.
 pub fn is_sqlite_file(path: &Path) -> io::Result<bool> {
+    // Only a regular file can be a database; reading the header of a pipe
+    // would consume what the archive reader needs (and opening a FIFO
+    // blocks until its writer comes).
+    if !std::fs::metadata(path)?.is_file() {
+        return Ok(false);
+    }
     let mut f = std::fs::File::open(path)?;
     let mut head = [0u8; 16];
     let mut got = 0;

@@ -296,8 +296,13 @@ fn diff_words_os_errors_as_verify_does() {
             let _ = std::fs::write(fifo, bytes);
         })
     };
+    // A pipe is read once, as standard input is: the same archive, equal.
     let r = ndarc(&["diff", s(&fifo), s(&ex)]);
     let _ = writer.join();
+    assert_eq!(r.code, 0, "{r:?}");
+    // A missing file: verify's wording, no Rust `(os error N)`.
+    let missing = dir.path("missing.ndjson");
+    let r = ndarc(&["diff", s(&missing), s(&ex)]);
     assert_eq!(r.code, 2, "{r:?}");
     assert!(!r.stderr.contains("os error"), "{}", r.stderr);
     assert!(r.stderr.contains("cannot read"), "{}", r.stderr);
