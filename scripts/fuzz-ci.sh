@@ -25,10 +25,7 @@ seconds="${FUZZ_SECONDS:-20}"
 sanitizer="${FUZZ_SANITIZER:-address}"
 targets=("$@")
 if [ "${#targets[@]}" -eq 0 ]; then
-    # verify_archive is left out until the crash on its committed seed found
-    # after the line-source/session merge is fixed (reproducer in
-    # fuzz/known-crashes/; see the closing note of that stop).
-    targets=(json_parse canon_roundtrip verify_mutated push_parts diff fast_path)
+    targets=(json_parse verify_archive canon_roundtrip verify_mutated push_parts diff fast_path)
 fi
 
 if ! cargo fuzz --version 2>/dev/null | grep -qx "cargo-fuzz $CARGO_FUZZ_VERSION"; then

@@ -411,7 +411,7 @@ impl<'a> LineSource<'a> {
                 },
             };
             self.line += 1;
-            if let Some(l) = self.frame(offset, raw, limit) {
+            if let Some(l) = self.frame(offset, raw, limit, skip_long) {
                 return Ok(Some(l));
             }
         }
@@ -419,13 +419,26 @@ impl<'a> LineSource<'a> {
 
     /// Applies the framing rules to a raw line; `None` for an empty line
     /// (its finding waits for the next line).
-    fn frame(&mut self, offset: u64, raw: Raw<'a>, limit: usize) -> Option<Line<'a>> {
+    fn frame(
+        &mut self,
+        offset: u64,
+        raw: Raw<'a>,
+        limit: usize,
+        skip_long: bool,
+    ) -> Option<Line<'a>> {
         let number = self.line;
-        let has_lf = match &raw {
-            Raw::Bytes(_, lf) => *lf,
-            Raw::Long { has_lf, .. } => *has_lf,
+        let (has_lf, over) = match &raw {
+            Raw::Bytes(b, lf) => {
+                let n = b.len();
+                let cr = n > 0 && b[n - 1] == b'\r';
+                (*lf, n > limit.saturating_add(usize::from(cr)))
+            }
+            Raw::Long { has_lf, .. } => (*has_lf, true),
         };
-        if !has_lf {
+        // A line over its limit that the caller does not skip is not read
+        // to its end in a stream (it may never end), so no input reports
+        // how it ends: a slice, a file and a pipe give the same findings.
+        if !has_lf && !(over && !skip_long) {
             self.pending.push(Finding::new(
                 Code::MissingFinalNewline,
                 number,
@@ -705,6 +718,48 @@ mod tests {
         assert_eq!(got.len(), 1);
         assert_eq!(rest, vec![EmptyLine, EmptyLine]);
         assert_eq!(all(b"", 4), (vec![], vec![]));
+    }
+
+    /// Fuzz reproducer (verify_archive, 600 bytes of `x`, manifest limit
+    /// 512): a manifest line over its limit without LF gave
+    /// `missing_final_newline` from a slice but not from a stream, which
+    /// stops reading at the limit.
+    #[test]
+    fn unread_long_line_says_nothing_about_its_end() {
+        let data = vec![b'x'; 600];
+        let first = |mut src: LineSource<'_>, skip: bool| {
+            let l = src.next_line(512, skip).unwrap().unwrap();
+            let mut codes: Vec<Code> = l.framing.iter().map(|f| f.code).collect();
+            codes.extend(src.take_pending().iter().map(|f| f.code));
+            (l.too_long.is_some(), codes)
+        };
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&data).unwrap();
+        let input = Input::File(f);
+        for skip in [false, true] {
+            let want = if skip {
+                vec![Code::MissingFinalNewline]
+            } else {
+                vec![]
+            };
+            assert_eq!(first(LineSource::slice(&data), skip), (true, want.clone()));
+            assert_eq!(first(LineSource::new(&input).unwrap(), skip), (true, want.clone()));
+            if !skip {
+                let (s, _) = LineSource::stream(&data[..]).unwrap();
+                assert_eq!(first(s, skip), (true, want));
+            }
+        }
+        // Within the limit (a CR before the end does not count), the
+        // missing LF is reported whatever the mode.
+        let mut cr = vec![b'x'; 512];
+        cr.push(b'\r');
+        assert_eq!(
+            first(LineSource::slice(&cr), false),
+            (false, vec![Code::MissingFinalNewline, Code::CarriageReturn])
+        );
+        let short = vec![b'x'; 512];
+        let (s, _) = LineSource::stream(&short[..]).unwrap();
+        assert_eq!(first(s, false), (false, vec![Code::MissingFinalNewline]));
     }
 
     #[test]
