@@ -176,6 +176,37 @@ impl Policy {
         Ok(p)
     }
 
+    /// The policy as a JSON object with the members it sets (for a
+    /// receipt: what the archive was held to).
+    pub fn to_value(&self) -> Value<'static> {
+        let strings =
+            |v: &[String]| Value::Array(v.iter().map(|s| Value::from(s.clone())).collect());
+        let mut o = ndarc_json::Object::new();
+        if let Some(p) = &self.product {
+            o.insert("product", Value::from(p.clone()));
+        }
+        if let Some(h) = &self.content_hash {
+            o.insert("contentHash", Value::from(h.clone()));
+        }
+        if !self.accepted_schemas.is_empty() {
+            o.insert("acceptedSchemas", strings(&self.accepted_schemas));
+        }
+        if !self.exclude_tables.is_empty() {
+            o.insert("excludeTables", strings(&self.exclude_tables));
+        }
+        if !self.secret_columns.is_empty() {
+            let mut s = ndarc_json::Object::new();
+            for (t, cols) in &self.secret_columns {
+                s.insert(t.clone(), strings(cols));
+            }
+            o.insert("secretColumns", Value::Object(s));
+        }
+        if let Some(c) = &self.required_configuration {
+            o.insert("requiredConfiguration", strings(c));
+        }
+        Value::Object(o)
+    }
+
     /// Whether the policy checks nothing.
     pub fn is_empty(&self) -> bool {
         *self == Policy::default()

@@ -222,6 +222,10 @@ fn mutations_cover_the_corpus_codes() {
     assert!(corpus.len() > 60, "{corpus:?}");
     for code in corpus {
         let c = Code::from_name(&code).unwrap();
+        if POLICY_ONLY.contains(&c) {
+            // The base archive checked against a policy: nothing to mutate.
+            continue;
+        }
         assert!(
             mutations().iter().any(|m| m.code == c),
             "no mutation for {code}"
