@@ -599,13 +599,13 @@ def valid_archives():
              "httpMetadata": {"contentType": "application/octet-stream", "cacheControl": "no-store"},
              "customMetadata": {"owner": "7"}},
             {"bucket": "avatars", "key": "multi.bin", "data": bytes(range(256)) * 3 + b"tail",
-             "chunks": [1, 2, 3, 256, 510]},
+             "chunks": [256, 256, 256, 4]},
             {"bucket": "docs", "key": "a/b/c.txt", "data": b"nested key\n"},
             {"bucket": "docs", "key": "\U0001F600.txt", "data": b"astral key"},
             {"bucket": "docs", "key": "\ufb01.txt", "data": b"bmp key after astral in UTF-16 order"},
         ],
         "payloads": [
-            {"name": "kv cache", "data": b'{"k":"v"}', "chunks": [4, 5]},
+            {"name": "kv cache", "data": b'{"k":"v"}', "chunks": [5, 4]},
             {"name": "kv", "data": b""},
             {"name": "kvx", "data": b"x"},
         ],
@@ -1092,6 +1092,17 @@ def define_cases():
          also=["default_excluded_table"],
          note="oa_dev_credentials holds a row: the import refuses development credentials (refuseDevData)",
          mut=dev_credentials)
+
+    def dev_session(a):
+        a.manifest["tables"].insert(1, plain_table("oa_sessions", [col("kind", "TEXT"), col("token", "TEXT")]))
+        a.parts.insert(1, {"kind": "part", "index": 0, "items": [
+            {"kind": "row", "table": "oa_sessions", "index": 0, "row": {"kind": "live", "token": "a"}, "rowid": 1},
+            {"kind": "row", "table": "oa_sessions", "index": 1, "row": {"kind": "dev", "token": "b"}, "rowid": 2}]})
+        a.renumber()
+    case("dev_data-session", "dev_data", 3, pointer="/items/1/row/kind",
+         also=["default_excluded_table"],
+         note="an oa_sessions row whose kind is \"dev\": the import refuses development sessions (refuseDevData)",
+         mut=dev_session)
     case("object_order", "object_order", 1, pointer="/objects/1",
          mut=lambda a: (a.manifest["objects"].reverse(),
                         a.parts.__setitem__(slice(2, 5), [a.parts[3], a.parts[4], a.parts[2]]), a.renumber()))
@@ -1327,6 +1338,16 @@ def define_cases():
          note="logo.bin in three chunks, the middle one empty (offset 4, data \"\")",
          mut=lambda a: (a.parts.insert(4, {"kind": "part", "index": 0, "items": [
              {"kind": "object", "bucket": "files", "key": "logo.bin", "offset": 4, "data": ""}]}), a.renumber()))
+    case("chunk_size", "chunk_size", 6, pointer="/items/0/data",
+         note="logo.bin in chunks of 2, 4 and 2 bytes: the producer cuts every chunk but the last to one size",
+         spec=lambda s: s["objects"][1].update(chunks=[2, 4, 2]))
+    case("chunk_size-last", "chunk_size", 6, pointer="/items/0/data",
+         note="logo.bin in chunks of 3 and 5 bytes: the last chunk is larger than the first",
+         spec=lambda s: s["objects"][1].update(chunks=[3, 5]))
+    case("part_row_count", "part_row_count", 2, pointer="/items/1000",
+         note="1,001 rows of notes in one part; the producer packs at most 1,000 rows a part (nextItems)",
+         spec=lambda s: s["tables"][0].update(per_part=1001, rows=[
+             {"rowid": i + 1, "row": {"body": "r%d" % i, "user_id": None}} for i in range(1001)]))
     case("empty_chunk-payload", "empty_chunk", 8, pointer="/items/0/data",
          note="the payload kv cache in chunks of 1, 0 and 1 bytes",
          spec=lambda s: s["payloads"][0].update(chunks=[1, 0, 1]))

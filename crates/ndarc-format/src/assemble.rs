@@ -91,6 +91,10 @@ struct InProgress {
     whole: Option<Digest32>,
     /// A chunk was unreadable: the digest cannot be judged.
     tainted: bool,
+    /// The first chunk's length: the producer cuts every chunk but the last
+    /// to one size (`chunk_size`, reported once per binary).
+    first_len: Option<u64>,
+    size_reported: bool,
 }
 
 /// What the closing and the recomputed hashes say, after [`Assembler::finish`].
@@ -425,12 +429,28 @@ impl Assembler {
             hasher: Sha256::new(),
             whole: None,
             tainted: false,
+            first_len: None,
+            size_reported: false,
         });
         let expected = cur.next_offset;
         let mut pending = Vec::new();
         if let Some(o) = b.offset {
             if o != expected {
                 pending.push((Code::ChunkOffset, "/items/0/offset", format!("chunk offset {o} of {what} where {expected} was expected (the bytes before it)")));
+            }
+        }
+        let last = cur.next_offset.saturating_add(b.len) >= size;
+        // An empty or unreadable chunk is already an error of its own.
+        if b.len > 0 && !matches!(b.data, Chunk::Invalid) {
+            match cur.first_len {
+                None => cur.first_len = Some(b.len),
+                Some(first) if !cur.size_reported && b.len != first && !(last && b.len < first) => {
+                    cur.size_reported = true;
+                    pending.push((Code::ChunkSize, "/items/0/data", format!(
+                        "a chunk of {what} holds {} bytes where the first holds {first}; the producer cuts every chunk but the last to one size (nextItems in export.mjs)", b.len
+                    )));
+                }
+                Some(_) => {}
             }
         }
         match b.data {

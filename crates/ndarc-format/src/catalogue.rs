@@ -93,6 +93,12 @@ pub fn rowid_alias<'n>(
         .ok_or(())
 }
 
+/// Tables whose rows the import refuses when their `kind` column is
+/// `'dev'` (`refuseDevData` in the seed's `devdata.mjs`: sessions and
+/// credentials of the local development identity). Exact names, as the
+/// import looks them up.
+pub const DEV_KIND_TABLES: [&str; 2] = ["oa_credentials", "oa_sessions"];
+
 /// The producer's default table exclusions (`defaults` in `catalogue.mjs`):
 /// a trailing `%` makes a prefix, names compare ignoring ASCII case.
 /// `pack` leaves these tables out unless `--include-table` names them.

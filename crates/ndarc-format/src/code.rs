@@ -150,7 +150,8 @@ codes! {
     ReservedTable = "reserved_table", Error;
     /// A table the producer excludes by default is archived (only an explicit include does that).
     DefaultExcludedTable = "default_excluded_table", Warning;
-    /// `oa_dev_credentials` holds rows: the import refuses development credentials.
+    /// Development data the import refuses: `oa_dev_credentials` holds rows,
+    /// or an `oa_sessions` or `oa_credentials` row has `kind` `"dev"`.
     DevData = "dev_data", Error;
     /// Objects are not sorted by (bucket, key) or repeat one.
     ObjectOrder = "object_order", Error;
@@ -178,6 +179,8 @@ codes! {
     EmptyPart = "empty_part", Error;
     /// A part mixes tables, rows and binaries, or holds several binaries.
     MixedPart = "mixed_part", Error;
+    /// A part holds more than 1,000 rows: more than the producer packs.
+    PartRowCount = "part_row_count", Warning;
     /// Items are out of the archive's order: tables, then objects, then payloads.
     ItemOrder = "item_order", Error;
     /// A row names a table the manifest does not list.
@@ -208,6 +211,9 @@ codes! {
     RowKeyOrder = "row_key_order", Warning;
     /// A chunk's `offset` is not the running total of the bytes before it.
     ChunkOffset = "chunk_offset", Error;
+    /// A chunk before the last of its object or payload differs in size from
+    /// the first, or the last is larger: the producer cuts equal chunks.
+    ChunkSize = "chunk_size", Warning;
     /// A chunk carries no bytes (allowed only for an empty object or payload).
     EmptyChunk = "empty_chunk", Error;
     /// An object or payload has no chunks, or stops short of its size.

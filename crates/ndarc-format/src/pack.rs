@@ -12,6 +12,9 @@ use crate::hash::ArchiveHasher;
 /// The room `export.mjs` keeps in every part for the part's own members.
 pub const PART_OVERHEAD: usize = 200;
 
+/// The most rows `export.mjs` puts in one part, whatever `partBytes`.
+pub const MAX_PART_ROWS: usize = 1000;
+
 /// Decides where row parts start, exactly as `export.mjs`: a part holds rows
 /// of one table, at most `min(1000, ceil(partBytes / 128))` of them, and a
 /// row joins the part while `200 + Σ(len(canonical item) + 1) ≤ partBytes`.
@@ -28,7 +31,7 @@ impl RowPacker {
     pub fn new(part_bytes: usize) -> RowPacker {
         RowPacker {
             part_bytes,
-            max_rows: 1000.min(part_bytes.div_ceil(128)),
+            max_rows: MAX_PART_ROWS.min(part_bytes.div_ceil(128)),
             size: PART_OVERHEAD,
             rows: 0,
         }

@@ -22,6 +22,7 @@ use crate::cell::{self, CellValue, Fault};
 use crate::code::Code;
 use crate::hash::{self, sha256, Digest32};
 use crate::key::{key_step, KeyCell, RowKey};
+use crate::pack::MAX_PART_ROWS;
 use crate::report::{join, LineRef, LineReport};
 
 /// Checks one line after the manifest (a part or the closing).
@@ -371,6 +372,13 @@ fn check_rows(
             }
         }
         part.rows += 1;
+        if part.rows == MAX_PART_ROWS as u64 + 1 {
+            r.add(
+                Code::PartRowCount,
+                &p,
+                format!("the part holds {} rows; the producer packs at most {MAX_PART_ROWS} rows a part (nextItems in export.mjs)", items.len()),
+            );
+        }
         // index: consecutive within the part; the assembler links parts.
         let idx = r.count(o, &p, "index");
         if let Some(idx) = idx {
@@ -478,6 +486,16 @@ fn check_rows(
         }
         if let Some(row) = row {
             check_cells(tp, tname, row, &p, r);
+            if let Some(c) = tp.dev_kind {
+                let kind = &tp.columns[c].name;
+                if row.get(kind).and_then(Value::as_str) == Some("dev") {
+                    r.add(
+                        Code::DevData,
+                        &join(&join(&p, "row"), kind),
+                        format!("a row of {tname:?} whose kind is \"dev\": the import refuses development sessions and credentials (refuseDevData)"),
+                    );
+                }
+            }
             // A canonical line holds each row's canonical form: hash it in
             // place instead of writing it again.
             let row_bytes: &[u8] = match (canonical, row.span()) {

@@ -36,6 +36,10 @@ pub struct TablePlan {
     pub pk: Vec<usize>,
     /// Whether rows carry `rowid`.
     pub has_rowid: bool,
+    /// For the import's development tables (`oa_sessions`, `oa_credentials`)
+    /// whose rows carry a `kind` column: its position in `columns`. A row
+    /// whose `kind` is `"dev"` is refused by the import (`refuseDevData`).
+    pub dev_kind: Option<usize>,
 }
 
 /// Everything the line rules need from the manifest.
@@ -101,11 +105,16 @@ impl Plan {
                     .collect();
                 let mut name_json = Vec::new();
                 ndarc_json::write_string(&t.name, &mut name_json);
+                let dev_kind = crate::catalogue::DEV_KIND_TABLES
+                    .contains(&t.name.as_str())
+                    .then(|| position.get("kind").copied())
+                    .flatten();
                 TablePlan {
                     name_json,
                     columns,
                     pk,
                     has_rowid: t.rowid_alias.is_some(),
+                    dev_kind,
                 }
             })
             .collect();

@@ -695,6 +695,21 @@ impl Model {
 
     /// Where rows of a table that sorts last would go: after the last rows
     /// part.
+    /// Where the rows of a new table `name` go: rows come table by table in
+    /// name order, so before the first rows part of a table that sorts
+    /// after it.
+    fn rows_at(&self, name: &str) -> usize {
+        (0..self.parts.len())
+            .find(|&p| {
+                self.part_kind(p) == Some("row")
+                    && self
+                        .item(p, 0)
+                        .and_then(|i| str_at(i, "table"))
+                        .is_some_and(|t| cmp_utf16(t, name).is_gt())
+            })
+            .unwrap_or_else(|| self.rows_end())
+    }
+
     fn rows_end(&self) -> usize {
         (0..self.parts.len())
             .rev()
@@ -2568,16 +2583,7 @@ fn dev_data(m: &mut Model, _rng: &mut Rng) -> R<Edit> {
         vec![col("x", "TEXT", 0, 0)],
         format!("CREATE TABLE {name} (x TEXT)"),
     )?;
-    // Rows come table by table in name order: before the first rows part of
-    // a table that sorts after this one.
-    let at = (0..m.parts.len())
-        .find(|&p| {
-            m.part_kind(p) == Some("row")
-                && m.item(p, 0)
-                    .and_then(|i| str_at(i, "table"))
-                    .is_some_and(|t| cmp_utf16(t, name).is_gt())
-        })
-        .unwrap_or_else(|| m.rows_end());
+    let at = m.rows_at(name);
     let item = obj(vec![
         ("kind", s("row")),
         ("table", s(name)),
@@ -3912,7 +3918,9 @@ fn empty_chunk(m: &mut Model, rng: &mut Rng) -> R<Edit> {
         if bytes.len() < 2 {
             return Err("the binary's chunk holds fewer bytes than its size".to_string());
         }
-        let k = 1 + rng.below(bytes.len() as u64 - 1) as usize;
+        // The first chunk the larger, as the producer cuts (no chunk_size).
+        let half = bytes.len().div_ceil(2);
+        let k = half + rng.below((bytes.len() - half) as u64) as usize;
         let p = b.parts[0];
         *m.item_mut(p, 0)? = match chunk(0, &bytes[..k])? {
             Value::Object(o) => o,
@@ -3933,6 +3941,82 @@ fn empty_chunk(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             b.kind.word(),
             b.label
         ),
+    ))
+}
+
+/// A binary of three bytes or more cut again into chunks of 1, 2 and the
+/// rest: the second chunk differs in size from the first (a warning).
+fn chunk_size(m: &mut Model, rng: &mut Rng) -> R<Edit> {
+    let fits = |b: &Bin| b.size >= 3 && !b.parts.is_empty();
+    let mut bins: Vec<Bin> = m.bins().into_iter().filter(fits).collect();
+    if bins.is_empty() {
+        let data = some_bytes(rng, 3, 30);
+        m.add_last_payload(&data)?;
+        bins = m.bins().into_iter().filter(fits).collect();
+    }
+    let b = pick(&bins, rng, "no binary has three bytes")?;
+    let bytes = m.bin_bytes(&b);
+    if bytes.len() as i64 != b.size {
+        return Err("the binary's chunks do not hold its size".to_string());
+    }
+    let template = m.item(b.parts[0], 0).cloned().need("no chunk")?;
+    let chunk = |offset: usize, data: &[u8]| -> R<V> {
+        let mut item = template.clone();
+        let o = obj_mut(&mut item).need("not an object")?;
+        o.insert("offset", n(offset as i64));
+        o.insert("data", s(encode_base64(data)));
+        Ok(item)
+    };
+    let len = bytes.len();
+    let cuts: Vec<(usize, usize)> = if len == 3 {
+        vec![(0, 1), (1, 3)]
+    } else {
+        vec![(0, 1), (1, 3), (3, len)]
+    };
+    let first = b.parts[0];
+    for &p in b.parts.iter().rev() {
+        m.parts.remove(p);
+    }
+    for (k, &(a, e)) in cuts.iter().enumerate() {
+        m.insert_part(first + k, vec![chunk(a, &bytes[a..e])?]);
+    }
+    m.renumber();
+    Ok(Edit::new(
+        At::Part(first + 1),
+        format!(
+            "{} {:?} cut again into chunks of {} bytes: the producer cuts equal chunks (a warning)",
+            b.kind.word(),
+            b.label,
+            cuts.iter()
+                .map(|(a, e)| (e - a).to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ))
+}
+
+/// A new table with 1,001 rows in one part: more than the producer packs
+/// (a warning).
+fn part_row_count(m: &mut Model, _rng: &mut Rng) -> R<Edit> {
+    let i = m.add_plain_table("bulk")?;
+    let name = m.tabs().into_iter().nth(i).need("no table")?.name;
+    let rows = ndarc_format::pack::MAX_PART_ROWS + 1;
+    let items = (0..rows)
+        .map(|k| {
+            obj(vec![
+                ("kind", s("row")),
+                ("table", s(&name)),
+                ("index", n(k as i64)),
+                ("row", obj(vec![("x", s(format!("r{k}")))])),
+                ("rowid", n(k as i64 + 1)),
+            ])
+        })
+        .collect();
+    let at = m.rows_at(&name);
+    let p = m.insert_part(at, items);
+    Ok(Edit::new(
+        At::Part(p),
+        format!("a new table {name:?} with {rows} rows in one part: more than the producer packs (a warning)"),
     ))
 }
 
@@ -4512,6 +4596,12 @@ static MUTATIONS: &[Mutation] = &[
         mixed_part
     ),
     mutation!(
+        PartRowCount,
+        "part_row_count",
+        "a new table with 1,001 rows in one part (a warning)",
+        part_row_count
+    ),
+    mutation!(
         ItemOrder,
         "item_order",
         "two neighbouring parts of different tables or binaries swapped",
@@ -4600,6 +4690,12 @@ static MUTATIONS: &[Mutation] = &[
         "chunk_offset",
         "a chunk offset one too far",
         chunk_offset
+    ),
+    mutation!(
+        ChunkSize,
+        "chunk_size",
+        "a binary cut again into chunks of unequal sizes (a warning)",
+        chunk_size
     ),
     mutation!(
         EmptyChunk,
