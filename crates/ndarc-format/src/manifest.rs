@@ -595,7 +595,7 @@ fn is_create_table(sql: &str) -> bool {
         let b = w.as_bytes();
         b.len() >= 5
             && b[..5].eq_ignore_ascii_case(b"TABLE")
-            && b.get(5).map_or(true, |&c| {
+            && b.get(5).is_none_or(|&c| {
                 !(c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80)
             })
     };

@@ -24,6 +24,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use ndarc_format::Affinity;
 use ndarc_testkit::{derive, Rng};
 use rusqlite::types::{ToSql, ToSqlOutput, Value, ValueRef};
 use rusqlite::Connection;
@@ -53,34 +54,6 @@ impl ToSql for Cell {
             Cell::Text(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
             Cell::Blob(b) => ToSqlOutput::Borrowed(ValueRef::Blob(b)),
         })
-    }
-}
-
-/// The archive's affinity of a declared type, as `affinity()` in the seed's
-/// `catalogue.mjs` (SQLite's REAL and NUMERIC are both NUMBER).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Affinity {
-    /// Contains `INT`.
-    Integer,
-    /// Contains `CHAR`, `CLOB` or `TEXT`.
-    Text,
-    /// Empty or contains `BLOB`.
-    Blob,
-    /// Anything else (`REAL`, `NUMERIC`, `DATETIME`, `BOOLEAN` …).
-    Number,
-}
-
-/// The affinity of the declared type `decl`.
-pub fn affinity(decl: &str) -> Affinity {
-    let t = decl.to_ascii_uppercase();
-    if t.contains("INT") {
-        Affinity::Integer
-    } else if t.contains("CHAR") || t.contains("CLOB") || t.contains("TEXT") {
-        Affinity::Text
-    } else if t.is_empty() || t.contains("BLOB") {
-        Affinity::Blob
-    } else {
-        Affinity::Number
     }
 }
 
@@ -989,10 +962,10 @@ fn table(
             if c.generated.is_some() {
                 cells.push(Cell::Null);
             } else if let Some(pos) = pk.iter().position(|p| *p == c.name) {
-                cells.push(key_cell(r, affinity(&c.decl), i, pos + 1 == pk.len()));
+                cells.push(key_cell(r, Affinity::of(&c.decl), i, pos + 1 == pk.len()));
             } else {
-                let mut v = cell(r, affinity(&c.decl), !c.not_null);
-                if *long_text && affinity(&c.decl) == Affinity::Text {
+                let mut v = cell(r, Affinity::of(&c.decl), !c.not_null);
+                if *long_text && Affinity::of(&c.decl) == Affinity::Text {
                     *long_text = false;
                     let unit = r.pick(&["abc ", "é", "😀", "line\n"]);
                     let len = 16_384 + r.below(49_152) as usize;
@@ -1234,7 +1207,7 @@ pub fn variant(spec: &DbSpec, seed: u64, opts: &FuzzOptions) -> DbSpec {
             if !editable.is_empty() && r.one_in(3) {
                 let c = r.pick(&editable);
                 let col = &t.columns[c];
-                row.cells[c] = cell(&mut r, affinity(&col.decl), !col.not_null);
+                row.cells[c] = cell(&mut r, Affinity::of(&col.decl), !col.not_null);
             }
         }
         // Additions, with keys and rowids no row has.
@@ -1253,9 +1226,9 @@ pub fn variant(spec: &DbSpec, seed: u64, opts: &FuzzOptions) -> DbSpec {
                     if c.generated.is_some() {
                         Cell::Null
                     } else if let Some(pos) = t.pk.iter().position(|p| *p == c.name) {
-                        key_cell(&mut r, affinity(&c.decl), i, pos + 1 == t.pk.len())
+                        key_cell(&mut r, Affinity::of(&c.decl), i, pos + 1 == t.pk.len())
                     } else {
-                        cell(&mut r, affinity(&c.decl), !c.not_null)
+                        cell(&mut r, Affinity::of(&c.decl), !c.not_null)
                     }
                 })
                 .collect();
@@ -1329,12 +1302,12 @@ mod tests {
 
     #[test]
     fn affinities_follow_the_seed() {
-        assert_eq!(affinity("FLOATING POINT"), Affinity::Integer);
-        assert_eq!(affinity("varchar(3)"), Affinity::Text);
-        assert_eq!(affinity(""), Affinity::Blob);
-        assert_eq!(affinity("DATETIME"), Affinity::Number);
-        assert_eq!(affinity("STRING"), Affinity::Number);
-        assert_eq!(affinity("REAL"), Affinity::Number);
+        assert_eq!(Affinity::of("FLOATING POINT"), Affinity::Integer);
+        assert_eq!(Affinity::of("varchar(3)"), Affinity::Text);
+        assert_eq!(Affinity::of(""), Affinity::Blob);
+        assert_eq!(Affinity::of("DATETIME"), Affinity::Number);
+        assert_eq!(Affinity::of("STRING"), Affinity::Number);
+        assert_eq!(Affinity::of("REAL"), Affinity::Number);
     }
 
     #[test]

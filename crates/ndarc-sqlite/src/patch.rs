@@ -230,7 +230,11 @@ fn insert(table: &str, def: &TableDef, row: &Value<'_>, rowid: Option<&Value<'_>
 
 /// Writes the SQL patch from the first archive to the second: `d` is their
 /// diff, `after` the second archive (verified). Ignored tables and columns
-/// are left out of the patch as they are out of the diff.
+/// are left out of the patch as they are out of the diff (whose
+/// `--ignore-table`/`--ignore-column` options made `d`): no statement names
+/// an ignored table, no `UPDATE` sets an ignored column and a `sql` change
+/// that only ignored columns explain rebuilds nothing; a row inserted is
+/// inserted whole, ignored columns included, since it had no value before.
 pub fn write_patch(d: &Diff, after: &[u8], out: &mut dyn Write) -> Result<(), PatchError> {
     let mut lines = after.split(|&b| b == b'\n').filter(|l| !l.is_empty());
     let bad = |line: u64, message: &str| PatchError::Archive {

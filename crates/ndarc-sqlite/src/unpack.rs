@@ -23,8 +23,21 @@ use rusqlite::Connection;
 
 use crate::quote;
 
+/// The mode of the files [`unpack`] creates unless told otherwise:
+/// readable and writable by the owner only, whatever the umask (an archive's
+/// rows and objects are as private as the archive).
+pub const PRIVATE_MODE: u32 = 0o600;
+
+/// The mode of a directory that holds files of `mode`: each class that may
+/// read the files may also enter the directory (0o600 → 0o700, 0o640 →
+/// 0o750, 0o644 → 0o755).
+pub fn dir_mode(mode: u32) -> u32 {
+    let mode = mode & 0o777;
+    mode | ((mode & 0o444) >> 2)
+}
+
 /// How to unpack.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct UnpackOptions {
     /// Where objects and payloads go (`DIR/objects/BUCKET/KEY`,
     /// `DIR/payloads/NAME`); `None`: they are not written.
@@ -33,6 +46,22 @@ pub struct UnpackOptions {
     pub force: bool,
     /// Verification threads (0: one per core).
     pub jobs: usize,
+    /// The permission bits of every file created (the database, objects,
+    /// payloads), set exactly whatever the umask; directories created get
+    /// [`dir_mode`] of it. A file replaced with `force` keeps its own mode.
+    /// Default [`PRIVATE_MODE`].
+    pub mode: u32,
+}
+
+impl Default for UnpackOptions {
+    fn default() -> Self {
+        UnpackOptions {
+            objects_dir: None,
+            force: false,
+            jobs: 0,
+            mode: PRIVATE_MODE,
+        }
+    }
 }
 
 /// What [`unpack`] restored.
@@ -116,6 +145,42 @@ fn read_err(what: &Path, e: impl std::fmt::Display) -> UnpackError {
     }
 }
 
+/// Whether SQLite failed for want of room or through the file system
+/// (disk full, a file size limit, an I/O error), not because of what it was
+/// asked to store: then the output failed (exit 2), whatever the statement.
+fn is_storage_error(e: &rusqlite::Error) -> bool {
+    use rusqlite::ErrorCode as C;
+    matches!(
+        e.sqlite_error_code(),
+        Some(C::DiskFull | C::SystemIoFailure | C::CannotOpen | C::ReadOnly | C::OutOfMemory)
+    )
+}
+
+/// A SQLite error on the database being written: [`is_storage_error`]s are
+/// `output_failed`, others what `otherwise` makes of them.
+fn sqlite_err(
+    tmp: &Path,
+    e: rusqlite::Error,
+    otherwise: impl FnOnce(rusqlite::Error) -> UnpackError,
+) -> UnpackError {
+    if is_storage_error(&e) {
+        storage_err(tmp, &e)
+    } else {
+        otherwise(e)
+    }
+}
+
+/// `output_failed` for a SQLite storage error, with a hint: SQLite reports
+/// a write beyond the file size limit as a plain I/O error.
+fn storage_err(db: &Path, e: &rusqlite::Error) -> UnpackError {
+    write_err(
+        db,
+        format_args!(
+            "{e} (is the disk full, or the file too large for its file system or `ulimit -f`?)"
+        ),
+    )
+}
+
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 fn temp_sibling(dest: &Path) -> PathBuf {
@@ -179,7 +244,12 @@ impl Drop for Written {
 /// Makes the directories of `segments` (all but the last) under `base`,
 /// refusing symbolic links and non-directories on the way; returns the
 /// file's path.
-fn place(base: &Path, segments: &[&str], written: &mut Written) -> Result<PathBuf, UnpackError> {
+fn place(
+    base: &Path,
+    segments: &[&str],
+    mode: u32,
+    written: &mut Written,
+) -> Result<PathBuf, UnpackError> {
     let mut p = base.to_path_buf();
     let last = segments.len().saturating_sub(1);
     for (i, s) in segments.iter().enumerate() {
@@ -209,14 +279,84 @@ fn place(base: &Path, segments: &[&str], written: &mut Written) -> Result<PathBu
             Ok(_) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 if i < last {
-                    fs::create_dir(&p).map_err(|e| write_err(&p, e))?;
-                    written.dirs.push(p.clone());
+                    make_dir(&p, mode, written)?;
                 }
             }
             Err(e) => return Err(write_err(&p, e)),
         }
     }
     Ok(p)
+}
+
+/// Creates the directory `p` with exactly [`dir_mode`]`(mode)` and records
+/// it for removal on failure.
+fn make_dir(p: &Path, mode: u32, written: &mut Written) -> Result<(), UnpackError> {
+    let mut b = fs::DirBuilder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        // The umask narrows the mode given here; it is set exactly below.
+        b.mode(dir_mode(mode) & 0o700);
+    }
+    b.create(p).map_err(|e| write_err(p, e))?;
+    written.dirs.push(p.to_path_buf());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(p, fs::Permissions::from_mode(dir_mode(mode)))
+            .map_err(|e| write_err(p, e))?;
+    }
+    Ok(())
+}
+
+/// Creates `dir` and the missing directories above it, each with
+/// [`dir_mode`]`(mode)`, recording them for removal on failure.
+fn make_dirs(dir: &Path, mode: u32, written: &mut Written) -> Result<(), UnpackError> {
+    let mut missing = Vec::new();
+    let mut p = Some(dir);
+    while let Some(d) = p.filter(|d| !d.as_os_str().is_empty()) {
+        match fs::symlink_metadata(d) {
+            Ok(_) => break,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => missing.push(d),
+            Err(e) => return Err(write_err(d, e)),
+        }
+        p = d.parent();
+    }
+    for d in missing.into_iter().rev() {
+        make_dir(d, mode, written)?;
+    }
+    Ok(())
+}
+
+/// Creates the new file `path` (failing if it exists) with exactly `mode`,
+/// or the mode of `keep` (the file it is to replace) when there is one.
+fn create_file(path: &Path, mode: u32, keep: Option<&Path>) -> io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // At most the owner's bits until the exact mode is set below, so
+        // that no one else opens it meanwhile.
+        o.mode(mode & 0o600);
+    }
+    let file = o.open(path)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let perms = match keep.and_then(|k| fs::metadata(k).ok()) {
+            Some(m) => m.permissions(),
+            None => fs::Permissions::from_mode(mode & 0o7777),
+        };
+        if let Err(e) = file.set_permissions(perms) {
+            drop(file);
+            let _ = fs::remove_file(path);
+            return Err(e);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (mode, keep);
+    Ok(file)
 }
 
 /// An object or payload being written.
@@ -230,6 +370,7 @@ struct Sink {
 struct Binaries {
     base: PathBuf,
     force: bool,
+    mode: u32,
     /// `(bucket, key)` or `(None, name)` → size.
     sizes: HashMap<(Option<String>, String), u64>,
     open: Option<Sink>,
@@ -258,15 +399,13 @@ impl Binaries {
             segments.push(b);
         }
         segments.extend(safe_segments(key).map_err(|m| unholdable("unsafe_path", m))?);
-        let dest = place(&self.base, &segments, written)?;
-        if fs::symlink_metadata(&dest).is_ok() && !self.force {
+        let dest = place(&self.base, &segments, self.mode, written)?;
+        let exists = fs::symlink_metadata(&dest).is_ok();
+        if exists && !self.force {
             return Err(UnpackError::Exists(dest));
         }
         let tmp = temp_sibling(&dest);
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
+        let file = create_file(&tmp, self.mode, exists.then_some(dest.as_path()))
             .map_err(|e| write_err(&tmp, e))?;
         written.temps.push(tmp.clone());
         self.open = Some(Sink {
@@ -523,22 +662,33 @@ pub fn unpack(
     }
     let mut written = Written::default();
     let tmp = temp_sibling(db);
+    let replaced = fs::symlink_metadata(db).is_ok();
+    // SQLite creates a missing file with the umask's mode; an existing
+    // empty file it takes as a new database.
+    create_file(&tmp, opts.mode, replaced.then_some(db)).map_err(|e| write_err(&tmp, e))?;
     written.temps.push(tmp.clone());
-    let summary = restore(archive, &tmp, &manifest, opts, &mut written)?;
+    let summary = restore(archive, (&tmp, db), &manifest, opts, &mut written)?;
     commit(&tmp, db, opts.force)?;
     written.temps.retain(|t| *t != tmp);
     written.done = true;
     Ok(summary)
 }
 
+/// Builds the database in `tmp`; messages name `db`, the file it becomes.
 fn restore(
     archive: &Path,
-    tmp: &Path,
+    (tmp, db): (&Path, &Path),
     manifest: &Manifest,
     opts: &UnpackOptions,
     written: &mut Written,
 ) -> Result<UnpackSummary, UnpackError> {
-    let sql_err = |e: rusqlite::Error| write_err(tmp, e);
+    let sql_err = |e: rusqlite::Error| {
+        if is_storage_error(&e) {
+            storage_err(db, &e)
+        } else {
+            write_err(db, e)
+        }
+    };
     let mut conn = Connection::open(tmp).map_err(sql_err)?;
     conn.execute_batch(
         "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA foreign_keys = OFF;",
@@ -552,10 +702,12 @@ fn restore(
     for i in creation_order(&manifest.tables) {
         let t = &manifest.tables[i];
         tx.execute_batch(&t.sql).map_err(|e| {
-            unholdable(
-                "table_sql_rejected",
-                format!("table {}: SQLite rejects its sql: {e}", t.name),
-            )
+            sqlite_err(db, e, |e| {
+                unholdable(
+                    "table_sql_rejected",
+                    format!("table {}: SQLite rejects its sql: {e}", t.name),
+                )
+            })
         })?;
         check_created(&tx, t)?;
     }
@@ -607,6 +759,7 @@ fn restore(
         Binaries {
             base: dir.clone(),
             force: opts.force,
+            mode: opts.mode,
             sizes,
             open: None,
             objects: 0,
@@ -615,7 +768,7 @@ fn restore(
     });
     if let Some(dir) = &opts.objects_dir {
         if !manifest.objects.is_empty() || !manifest.payloads.is_empty() {
-            fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
+            make_dirs(dir, opts.mode, written)?;
         }
     }
     let mut counts = vec![0u64; manifest.tables.len()];
@@ -667,7 +820,9 @@ fn restore(
                         };
                         if current.as_ref().map(|c| c.0) != Some(ti) {
                             let st = tx.prepare(&inserts[ti].sql).map_err(|e| {
-                                unholdable("row_rejected", format!("table {name}: {e}"))
+                                sqlite_err(db, e, |e| {
+                                    unholdable("row_rejected", format!("table {name}: {e}"))
+                                })
                             })?;
                             current = Some((ti, st));
                         }
@@ -685,14 +840,18 @@ fn restore(
                         if let Some((_, st)) = current.as_mut() {
                             st.execute(rusqlite::params_from_iter(params.iter()))
                                 .map_err(|e| {
-                                    let index =
-                                        item.get("index").and_then(Value::as_f64).unwrap_or(0.0);
-                                    unholdable(
-                                        "row_rejected",
-                                        format!(
-                                            "table {name}, row {index}: SQLite rejects it: {e}"
-                                        ),
-                                    )
+                                    sqlite_err(db, e, |e| {
+                                        let index = item
+                                            .get("index")
+                                            .and_then(Value::as_f64)
+                                            .unwrap_or(0.0);
+                                        unholdable(
+                                            "row_rejected",
+                                            format!(
+                                                "table {name}, row {index}: SQLite rejects it: {e}"
+                                            ),
+                                        )
+                                    })
                                 })?;
                         }
                         counts[ins.table] += 1;
@@ -726,7 +885,7 @@ fn restore(
     conn.close().map_err(|(_, e)| sql_err(e))?;
     File::open(tmp)
         .and_then(|f| f.sync_all())
-        .map_err(|e| write_err(tmp, e))?;
+        .map_err(|e| write_err(db, e))?;
     let skipped = if binaries.is_none() {
         manifest.objects.len() + manifest.payloads.len()
     } else {

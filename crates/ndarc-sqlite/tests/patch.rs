@@ -149,3 +149,97 @@ fn equal_archives_give_an_empty_transaction() {
         ]
     );
 }
+
+fn patch_ignoring(a: &[u8], b: &[u8], tables: &[&str], columns: &[&str]) -> String {
+    let opts = ndarc_diff::Options {
+        ignore_tables: tables.iter().map(|t| t.to_string()).collect(),
+        ignore_columns: columns.iter().map(|c| c.to_string()).collect(),
+        ..ndarc_diff::Options::default()
+    };
+    let d = ndarc_diff::diff(
+        ndarc_diff::Source::Bytes(a),
+        ndarc_diff::Source::Bytes(b),
+        &opts,
+    )
+    .unwrap();
+    let mut sql = Vec::new();
+    ndarc_sqlite::patch::write_patch(&d, b, &mut sql).unwrap();
+    String::from_utf8(sql).unwrap()
+}
+
+#[test]
+fn ignored_tables_and_columns_yield_no_statements() {
+    let d = dir();
+    let (pa, pb) = (d.join("ignore-a.db"), d.join("ignore-b.db"));
+    for p in [&pa, &pb] {
+        let _ = std::fs::remove_file(p);
+    }
+    let a = rusqlite::Connection::open(&pa).unwrap();
+    a.execute_batch(
+        "CREATE TABLE keep(k TEXT PRIMARY KEY, v TEXT, stamp INTEGER);
+         INSERT INTO keep VALUES ('a', 'x', 10), ('b', 'y', 20), ('c', 'z', 30);
+         CREATE TABLE skip(k TEXT PRIMARY KEY, v TEXT);
+         INSERT INTO skip VALUES ('a', 'x');
+         CREATE TABLE skip_old(k TEXT PRIMARY KEY);
+         INSERT INTO skip_old VALUES ('a');",
+    )
+    .unwrap();
+    drop(a);
+    let b = rusqlite::Connection::open(&pb).unwrap();
+    b.execute_batch(
+        // keep: a's stamp changes (ignored), b's v changes, c is removed.
+        // skip: rebuilt with another column and other rows; skip_old
+        // removed, skip_new added.
+        "CREATE TABLE keep(k TEXT PRIMARY KEY, v TEXT, stamp INTEGER);
+         INSERT INTO keep VALUES ('a', 'x', 11), ('b', 'Y', 20);
+         CREATE TABLE skip(k TEXT PRIMARY KEY, v TEXT, w INTEGER);
+         INSERT INTO skip VALUES ('b', 'q', 1);
+         CREATE TABLE skip_new(k TEXT PRIMARY KEY);
+         INSERT INTO skip_new VALUES ('n');",
+    )
+    .unwrap();
+    drop(b);
+    let (xa, xb) = (packed(&pa), packed(&pb));
+
+    // Without ignoring, every table and the column are patched.
+    let all = patch_of(&xa, &xb);
+    for word in ["\"skip\"", "\"skip_old\"", "\"skip_new\"", "\"stamp\" = 11"] {
+        assert!(all.contains(word), "{word}:\n{all}");
+    }
+
+    let sql = patch_ignoring(&xa, &xb, &["skip*"], &["keep.stamp"]);
+    let body: Vec<&str> = sql.lines().filter(|l| !l.starts_with("--")).collect();
+    assert_eq!(
+        body,
+        [
+            "PRAGMA foreign_keys = OFF;",
+            "BEGIN TRANSACTION;",
+            "DELETE FROM \"keep\" WHERE \"k\" IS 'c';",
+            "UPDATE \"keep\" SET \"v\" = 'Y' WHERE \"k\" IS 'b';",
+            "COMMIT;"
+        ],
+        "{sql}"
+    );
+    // Applied, it leaves the ignored table and column as they were.
+    let conn = rusqlite::Connection::open(&pa).unwrap();
+    conn.execute_batch(&sql).unwrap();
+    let keep: Vec<(String, String, i64)> = conn
+        .prepare("SELECT k, v, stamp FROM keep ORDER BY k")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        keep,
+        [("a".into(), "x".into(), 10), ("b".into(), "Y".into(), 20)]
+    );
+    let skip: i64 = conn
+        .query_row("SELECT count(*) FROM skip WHERE k = 'a'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(skip, 1);
+    drop(conn);
+    for p in [pa, pb] {
+        let _ = std::fs::remove_file(p);
+    }
+}

@@ -64,7 +64,7 @@ pub(crate) fn fill(seed: u64, text: bool, offset: u64, out: &mut [u8]) {
     let mut p = offset;
     let mut i = 0;
     // Up to the next word boundary.
-    while i < out.len() && p % 8 != 0 {
+    while i < out.len() && !p.is_multiple_of(8) {
         out[i] = word(p / 8)[(p % 8) as usize];
         i += 1;
         p += 1;

@@ -6,14 +6,14 @@ use std::path::Path;
 
 use ndarc_format::catalogue::{content_header_digest, decode_base64_into, decoded_len};
 use ndarc_format::hash::sha256;
+use ndarc_format::pack::chunk_part;
 use ndarc_format::{ArchiveHasher, ContentHasher, MAX_PART_LINE};
-use ndarc_json::{number, write_string, Object, Value};
+use ndarc_json::{Object, Value};
 
 use crate::binary::{chunk_cap, chunk_count};
 use crate::error::{lines, parse_line, Error};
 use crate::gen::{BinaryDelta, Summary, TableSummary};
 use crate::pack::{PartWriter, RowPacker};
-use crate::rows::push_base64;
 
 /// Identity of a binary entry: `Some((bucket, key))` for an object, or the
 /// payload name.
@@ -285,30 +285,11 @@ fn repartition_from(
     // yet written, whether any chunk was written.
     let mut pending: Option<(Entry, u64, Vec<u8>)> = None;
     let mut decoded = Vec::new();
-    let emit = |entry: &Entry, offset: u64, data: &[u8], part: &mut PartWriter| {
-        part.begin();
-        let l = part.line();
-        match entry {
-            Entry::Object(b, k) => {
-                l.extend_from_slice(b"{\"bucket\":");
-                write_string(b, l);
-                l.extend_from_slice(b",\"data\":\"");
-                push_base64(data, l);
-                l.extend_from_slice(b"\",\"key\":");
-                write_string(k, l);
-                l.extend_from_slice(b",\"kind\":\"object\",\"offset\":");
-            }
-            Entry::Payload(n) => {
-                l.extend_from_slice(b"{\"data\":\"");
-                push_base64(data, l);
-                l.extend_from_slice(b"\",\"kind\":\"payload\",\"name\":");
-                write_string(n, l);
-                l.extend_from_slice(b",\"offset\":");
-            }
-        }
-        number::write(offset as f64, l);
-        l.push(b'}');
-        part.item_written();
+    // One chunk per part, written by the producer's rule
+    // (ndarc_format::pack::chunk_part).
+    let emit = |entry: &Entry, offset: u64, data: &[u8], part: &mut PartWriter| match entry {
+        Entry::Object(b, k) => chunk_part(part, Some((b, k)), "", offset, data),
+        Entry::Payload(n) => chunk_part(part, None, n, offset, data),
     };
     // Writes the full chunks of the pending entry, and the rest when `end`.
     let drain = |pending: &mut Option<(Entry, u64, Vec<u8>)>,

@@ -238,7 +238,7 @@ fn long_text(s: &mut String, rng: &mut Rng, slot: u64, mode: Mode) {
             let mut i = 0u64;
             while s.len() - start < target {
                 if i > 0 {
-                    s.push(if i % 12 == 0 { '\n' } else { ' ' });
+                    s.push(if i.is_multiple_of(12) { '\n' } else { ' ' });
                 }
                 match i % 9 {
                     4 => s.push_str(rng.pick(UNICODE)),

@@ -267,12 +267,19 @@ impl Session {
                 c.push(f);
             }
         }
+        // The assembler is gone, so the plan is normally this session's
+        // alone: its manifest is moved out rather than copied (a copy of a
+        // manifest of 650,000 tables is hundreds of megabytes).
+        let manifest = match Arc::try_unwrap(self.plan) {
+            Ok(plan) => plan.manifest,
+            Err(shared) => shared.manifest.clone(),
+        };
         Report {
             errors: c.errors,
             warnings: c.warnings,
             findings: c.kept,
             stopped,
-            manifest: Some(self.plan.manifest.clone()),
+            manifest: Some(manifest),
             closing_hashes: outcome
                 .closing
                 .and_then(|cl| Some((cl.content_hash?, cl.archive_hash?))),

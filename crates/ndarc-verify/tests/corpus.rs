@@ -215,7 +215,7 @@ fn check_invalid(data: &[u8], s: &Sidecar) -> (Vec<String>, Report) {
         if let Some(o) = s.offset {
             let matching: Vec<&&&Finding> = at_line
                 .iter()
-                .filter(|f| s.pointer.as_ref().map_or(true, |p| &f.pointer == p))
+                .filter(|f| s.pointer.as_ref().is_none_or(|p| &f.pointer == p))
                 .collect();
             if !matching.is_empty() && !matching.iter().any(|f| f.offset == o) {
                 problems.push(format!(

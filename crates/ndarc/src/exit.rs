@@ -91,9 +91,18 @@ impl fmt::Display for Failure {
 /// An I/O error as a short lower-case phrase, without Rust's
 /// `(os error N)` suffix.
 fn describe_io(err: &io::Error) -> String {
+    let err = innermost(err);
     #[cfg(unix)]
     if err.raw_os_error() == Some(rustix::io::Errno::SPIPE.raw_os_error()) {
         return "not a regular file (a pipe?); give it as standard input (-) instead".to_string();
+    }
+    #[cfg(unix)]
+    if err.raw_os_error() == Some(rustix::io::Errno::FBIG.raw_os_error()) {
+        return "file too large (over the file size limit, `ulimit -f`?)".to_string();
+    }
+    #[cfg(unix)]
+    if err.raw_os_error() == Some(rustix::io::Errno::NOSPC.raw_os_error()) {
+        return "no space left on device (the disk is full)".to_string();
     }
     match err.kind() {
         io::ErrorKind::NotFound => "no such file or directory".to_string(),
@@ -113,6 +122,19 @@ fn describe_io(err: &io::Error) -> String {
                 _ => s.to_string(),
             }
         }
+    }
+}
+
+/// The OS error inside wrappers that add a path to it (`tempfile`'s
+/// writes): the path is in ndarc's own message already.
+fn innermost(err: &io::Error) -> &io::Error {
+    match err
+        .get_ref()
+        .and_then(|e| e.source())
+        .and_then(|s| s.downcast_ref::<io::Error>())
+    {
+        Some(inner) => innermost(inner),
+        None => err,
     }
 }
 

@@ -556,7 +556,7 @@ fn remove_stale(dir: &Path, file_name: &std::ffi::OsStr) {
 }
 
 /// Whether a process with this id exists (unknown: assume it does).
-fn process_exists(pid: u32) -> bool {
+pub(crate) fn process_exists(pid: u32) -> bool {
     #[cfg(unix)]
     {
         let Some(pid) = i32::try_from(pid)

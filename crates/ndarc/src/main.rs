@@ -198,6 +198,16 @@ fn main() -> ExitCode {
     let ctx = Context {
         colour: Colour::detect(cli.color),
     };
+    // A write beyond the file size limit (`ulimit -f`) raises SIGXFSZ,
+    // which kills the process by default and leaves its temporary files
+    // behind. Caught, the write fails with EFBIG instead and is reported
+    // as any other write error (exit 2, temporary files removed). Children
+    // (fuzz-consumer's and fuzz-producer's) get the default back at exec.
+    #[cfg(unix)]
+    let _ = signal_hook::flag::register(
+        signal_hook::consts::SIGXFSZ,
+        std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    );
     match run(cli.command, &ctx) {
         Ok(status) => status.exit_code(),
         Err(failure) => {

@@ -525,3 +525,49 @@ fn usage_errors_exit_2() {
         assert_eq!(o.status.code(), Some(2), "{args:?}");
     }
 }
+
+#[test]
+fn scratch_directories_of_killed_runs_are_removed_by_the_next() {
+    let tmpdir = tmp("stale-scratch");
+    std::fs::create_dir_all(&tmpdir).unwrap();
+    // Beyond Linux's largest pid (2^22): no such process.
+    let dead = tmpdir.join("ndarc-fuzz-consumer-4194399-AbCdEf");
+    let live = tmpdir.join(format!("ndarc-fuzz-consumer-{}-AbCdEf", std::process::id()));
+    let other = tmpdir.join("ndarc-fuzz-consumer-notapid-AbCdEf");
+    for d in [&dead, &live, &other] {
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        std::fs::write(d.join("sub/run-0.ndjson"), b"x").unwrap();
+    }
+    let tmp_s = tmpdir.to_str().unwrap();
+    let o = fuzz(
+        &[
+            "--exec",
+            &fixture("accept-all.sh"),
+            "--runs",
+            "1",
+            "--format",
+            "json",
+        ],
+        &[("TMPDIR", tmp_s)],
+    );
+    assert!(
+        o.status.code() == Some(0) || o.status.code() == Some(1),
+        "{o:?}"
+    );
+    assert!(!dead.exists(), "the dead run's scratch is removed");
+    assert!(
+        live.join("sub/run-0.ndjson").exists(),
+        "a live run's is kept"
+    );
+    assert!(
+        other.join("sub/run-0.ndjson").exists(),
+        "another name is kept"
+    );
+    // This run's own scratch is gone too, and was named for its pid.
+    let left: Vec<String> = std::fs::read_dir(&tmpdir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left.len(), 2, "{left:?}");
+    let _ = std::fs::remove_dir_all(&tmpdir);
+}

@@ -199,3 +199,101 @@ fn usage_errors_exit_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("invalid_options"), "{}", stderr(&o));
 }
+
+/// `testdata/sqlite/refuse/NAME.sql`: a SQL script that builds a database
+/// `pack` refuses, its header comments saying how (`-- expect: CODE`, and
+/// optionally `-- args: ARGS…` and `-- exit: N`, 1 by default).
+struct Fixture {
+    name: String,
+    sql: String,
+    expect: String,
+    args: Vec<String>,
+    exit: i32,
+}
+
+fn refusal_fixtures() -> Vec<Fixture> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/sqlite/refuse");
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&dir).expect("testdata/sqlite/refuse") {
+        let p = e.expect("entry").path();
+        if p.extension().and_then(|x| x.to_str()) != Some("sql") {
+            continue;
+        }
+        let name = p
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("name")
+            .to_string();
+        let sql = std::fs::read_to_string(&p).expect("read fixture");
+        let mut f = Fixture {
+            name,
+            sql: sql.clone(),
+            expect: String::new(),
+            args: Vec::new(),
+            exit: 1,
+        };
+        for line in sql.lines().take_while(|l| l.starts_with("--")) {
+            let header = line.trim_start_matches("--").trim();
+            if let Some(code) = header.strip_prefix("expect:") {
+                f.expect = code.trim().to_string();
+            } else if let Some(args) = header.strip_prefix("args:") {
+                f.args = args.split_whitespace().map(str::to_string).collect();
+            } else if let Some(exit) = header.strip_prefix("exit:") {
+                f.exit = exit.trim().parse().expect("exit status");
+            }
+        }
+        assert!(!f.expect.is_empty(), "{}: no -- expect: line", p.display());
+        out.push(f);
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+#[test]
+fn every_refusal_fixture_is_refused_with_its_code() {
+    let fixtures = refusal_fixtures();
+    let d = scratch();
+    for f in &fixtures {
+        assert!(
+            f.name == f.expect || f.name.starts_with(&format!("{}-", f.expect)),
+            "{}: named after its code {}",
+            f.name,
+            f.expect
+        );
+        let db = d.path().join(format!("{}.db", f.name));
+        let conn = rusqlite::Connection::open(&db).expect("create database");
+        conn.execute_batch(&f.sql)
+            .unwrap_or_else(|e| panic!("{}: {e}", f.name));
+        drop(conn);
+        let out = d.path().join(format!("{}.ndjson", f.name));
+        let mut args = vec!["pack", s(&db), "-o", s(&out)];
+        args.extend(f.args.iter().map(String::as_str));
+        let o = ndarc(&args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(f.exit), "{}: {e}", f.name);
+        assert_eq!(e.lines().count(), 1, "{}: one line: {e}", f.name);
+        let want = format!("{}: {}: ", s(&db), f.expect);
+        assert!(e.contains(&want), "{}: expected {want:?} in {e}", f.name);
+        assert!(!out.exists(), "{}: no archive written", f.name);
+    }
+    // One fixture for every refusal of SPEC.md §13.6 (exit 1).
+    let spec = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../SPEC.md"))
+        .expect("SPEC.md");
+    let section = spec
+        .split("### 13.6")
+        .nth(1)
+        .and_then(|s| s.split("### 13.7").next())
+        .expect("SPEC.md §13.6");
+    let refusals: Vec<&str> = section
+        .lines()
+        .filter(|l| l.starts_with("| `") && l.contains("` | 1 |"))
+        .filter_map(|l| l.split('`').nth(1))
+        .collect();
+    assert_eq!(refusals.len(), 15, "{refusals:?}");
+    for code in refusals {
+        assert!(
+            fixtures.iter().any(|f| f.expect == code),
+            "no testdata/sqlite/refuse fixture for {code}"
+        );
+    }
+}

@@ -186,3 +186,70 @@ fn an_invalid_archive_is_exit_1_and_an_existing_output_exit_2() {
         .unwrap()
         .starts_with(b"SQLite format 3\0"));
 }
+
+/// Runs `ndarc ARGS` under `umask 022`.
+#[cfg(unix)]
+fn with_umask_022(args: &[&str]) -> Output {
+    let mut script = String::from("umask 022; exec \"$0\"");
+    for i in 1..=args.len() {
+        script.push_str(&format!(" \"${i}\""));
+    }
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_ndarc"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("ndarc runs")
+}
+
+#[cfg(unix)]
+fn mode(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+}
+
+#[cfg(unix)]
+#[test]
+fn outputs_are_private_whatever_the_umask_unless_mode_says_otherwise() {
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("example.ndjson");
+    std::fs::write(&a, example()).unwrap();
+    let check = |sub: &str, extra: &[&str], file: u32, dir: u32| {
+        let db = d.path().join(format!("{sub}.db"));
+        // Two levels that do not exist yet: unpack makes both.
+        let files = d.path().join(sub).join("files");
+        let mut args = vec!["unpack", s(&a), "-o", s(&db), "--objects-dir", s(&files)];
+        args.extend_from_slice(extra);
+        let o = with_umask_022(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        for f in [
+            db.clone(),
+            files.join("objects/files/greeting.txt"),
+            files.join("payloads/kv"),
+        ] {
+            assert_eq!(mode(&f), file, "{}: {:o}", f.display(), mode(&f));
+        }
+        for p in [
+            d.path().join(sub),
+            files.clone(),
+            files.join("objects"),
+            files.join("objects/files"),
+            files.join("payloads"),
+        ] {
+            assert_eq!(mode(&p), dir, "{}: {:o}", p.display(), mode(&p));
+        }
+    };
+    check("private", &[], 0o600, 0o700);
+    check("shared", &["--mode", "640"], 0o640, 0o750);
+    // A file replaced with --force keeps its mode.
+    let db = d.path().join("private.db");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o604)).unwrap();
+    }
+    let o = with_umask_022(&["unpack", s(&a), "-o", s(&db), "--force"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(mode(&db), 0o604);
+}

@@ -280,7 +280,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     if args.quiet {
         return Ok(status);
     }
-    let to_stdout = args.output.output.as_deref().map_or(true, is_stdio);
+    let to_stdout = args.output.output.as_deref().is_none_or(is_stdio);
     let render_opts = RenderOptions {
         colour: to_stdout && ctx.colour.stdout && !args.stat && args.format == Format::Human,
         max_rows: args.max_rows,

@@ -71,7 +71,8 @@ archive must be accepted (exit 0) and a mutant rejected (non-zero exit): an inva
 accepted or a valid one rejected is a disagreement. A consumer killed by a signal is a crash; one \
 still running after --timeout seconds is a time-out, and its whole process group is killed.
 
-Archives are written to a private temporary directory and removed afterwards; with --outdir, \
+Archives are written to a private temporary directory (ndarc-fuzz-consumer-PID-… in TMPDIR) \
+and removed afterwards, or by the next run if this one is killed outright; with --outdir, \
 each archive that shows a problem is copied there (RUN-valid.ndjson or RUN-CODE.ndjson) with \
 summary.json. Mutants of warning codes (still importable) are not fed.",
     after_help = EXAMPLES
@@ -340,14 +341,20 @@ pub(crate) fn run_consumer(
     })
 }
 
+/// What names a scratch directory: `ndarc-fuzz-consumer-PID-RANDOM` in the
+/// temporary directory, so that one a killed run left can be told apart.
+const SCRATCH_PREFIX: &str = "ndarc-fuzz-consumer-";
+
 /// A private temporary directory (`tempfile`), removed on drop and on
-/// SIGINT or SIGTERM.
+/// SIGINT or SIGTERM; those of runs killed outright (SIGKILL) are removed
+/// by the next run ([`remove_stale_scratch`]).
 struct Scratch(tempfile::TempDir);
 
 impl Scratch {
     fn new() -> Result<Scratch, Failure> {
+        remove_stale_scratch(&std::env::temp_dir());
         let dir = tempfile::Builder::new()
-            .prefix("ndarc-fuzz-consumer-")
+            .prefix(&format!("{SCRATCH_PREFIX}{}-", std::process::id()))
             .tempdir()
             .map_err(|e| {
                 Failure::io(
@@ -370,6 +377,33 @@ impl Scratch {
 impl Drop for Scratch {
     fn drop(&mut self) {
         cleanup::unregister(self.0.path());
+    }
+}
+
+/// Removes the scratch directories in `tmp` of fuzz-consumer runs whose
+/// process no longer exists (killed outright, so that neither drop nor the
+/// signal handler ran). Directories of live processes, and anything not
+/// named `ndarc-fuzz-consumer-PID-…`, are left alone; errors are ignored
+/// (housekeeping).
+fn remove_stale_scratch(tmp: &Path) {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(SCRATCH_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        // Not followed: a link is not a scratch directory.
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir && pid != std::process::id() && !crate::io::process_exists(pid) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 

@@ -147,7 +147,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             return Ok(Status::Findings);
         }
     };
-    let to_stdout = args.output.as_deref().map_or(true, crate::io::is_stdio);
+    let to_stdout = args.output.as_deref().is_none_or(crate::io::is_stdio);
     let mode = args.mode.map_or(ARCHIVE_MODE, FileMode::Exact);
     let mut out = Output::open_with(args.output.as_deref(), args.force, mode)?;
     out.put(&m.bytes)?;

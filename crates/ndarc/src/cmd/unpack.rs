@@ -30,7 +30,8 @@ create each table from its sql in dependency order and insert its rows with thei
 in one transaction, into a temporary file renamed into place at the end.
 
 With --objects-dir DIR, objects are written to DIR/objects/BUCKET/KEY and payloads to \
-DIR/payloads/NAME, each atomically. A key with an empty, '.' or '..' segment, an absolute \
+DIR/payloads/NAME, each atomically. Every file written is 600 and every directory created \
+700, whatever the umask, unless --mode says otherwise. A key with an empty, '.' or '..' segment, an absolute \
 path, a NUL or a symbolic link already in DIR on its way is refused before anything is \
 written. Existing files are replaced only with --force.",
     after_help = EXAMPLES
@@ -48,6 +49,12 @@ pub struct Args {
     /// Replace an existing database and existing object files.
     #[arg(long)]
     pub force: bool,
+    /// The mode of every file written (the database, objects, payloads),
+    /// in octal; directories created get it plus x where r (600 → 700,
+    /// 640 → 750). Default 600 whatever the umask: an archive's content is
+    /// private. A file replaced with --force keeps its mode.
+    #[arg(long, value_name = "OCTAL", value_parser = crate::io::parse_mode)]
+    pub mode: Option<u32>,
     /// Verification threads (default: one per core).
     #[arg(short, long, value_name = "N", default_value_t = 0)]
     pub jobs: usize,
@@ -64,6 +71,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         objects_dir: args.objects_dir.clone(),
         force: args.force,
         jobs: args.jobs,
+        mode: args.mode.unwrap_or(ndarc_sqlite::unpack::PRIVATE_MODE),
     };
     let name = args.archive.display().to_string();
     match unpack(&args.archive, &args.output, &opts) {

@@ -1,0 +1,291 @@
+//! `pack`: a SQLite database to an archive, as the reference producer
+//! (`catalogue.mjs`, `copies.mjs`, `export.mjs`) writes it. SPEC.md
+//! "Databases and archives" is the normative text.
+//!
+//! The database is opened read-only and read in one transaction (one
+//! consistent snapshot), twice: the first pass checks every refusal and
+//! measures the parts (the manifest, written first, carries the counts and
+//! `partCount`); the second writes. Memory holds one part, whatever the size
+//! of the database.
+//!
+//! By job: `catalogue.rs` reads the schema (SPEC.md §13.2, §13.3);
+//! `rows.rs` encodes cells and row items (§13.4);
+//! `objects.rs` finds, hashes and chunks objects and payloads (§13.5);
+//! `manifest.rs` checks the options and writes the header; `refuse.rs` holds
+//! the errors and refusals; this file is the two-pass driver.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ndarc_format::catalogue::{content_header_digest, schema_identity};
+use ndarc_format::hash::row_content_pieces;
+use ndarc_format::pack::{PartWriter, RowPacker};
+use ndarc_format::{ArchiveHasher, ContentHasher, MAX_PART_LINE};
+use ndarc_json::Value;
+use rusqlite::{Connection, OpenFlags};
+use sha2::{Digest, Sha256};
+
+mod catalogue;
+mod manifest;
+mod objects;
+mod refuse;
+mod rows;
+
+use catalogue::catalogue;
+use manifest::{check_options, manifest};
+use objects::{binaries, cap, unreadable, write_binary};
+use refuse::{admit, duplicate_key, out_err};
+use rows::encode_row;
+
+pub(crate) use refuse::sql_error;
+pub use refuse::{PackError, Refusal};
+
+pub use ndarc_format::catalogue::DEFAULT_EXCLUDED_TABLES;
+
+/// What to pack and the manifest's header members.
+#[derive(Debug, Clone)]
+pub struct PackOptions {
+    /// `product`; `None`: the database file's stem (or `database` when the
+    /// stem is not a name).
+    pub product: Option<String>,
+    /// `exportedAt` (`YYYY-MM-DDTHH:MM:SS.sssZ`); `None`: now.
+    pub exported_at: Option<String>,
+    /// `epoch` (default 0).
+    pub epoch: u64,
+    /// `sourceIdentity` (default `local`).
+    pub source_identity: String,
+    /// `requiredConfiguration`, in the order given.
+    pub required_configuration: Vec<String>,
+    /// Exclusion patterns added to [`DEFAULT_EXCLUDED_TABLES`].
+    pub exclude_tables: Vec<String>,
+    /// Tables archived even when a pattern excludes them (exact names).
+    pub include_tables: Vec<String>,
+    /// The producer's `derivedTables`: excluded, with their shadow tables
+    /// (`NAME_…`), e.g. full-text indexes rebuilt after an import.
+    pub derived_tables: Vec<String>,
+    /// Secret columns `(table, column)`: left out of rows and listed in
+    /// `excludedColumns`.
+    pub secret_columns: Vec<(String, String)>,
+    /// Every regular file under this directory becomes an object of
+    /// [`PackOptions::bucket`], its key the relative path with `/`.
+    pub objects_dir: Option<PathBuf>,
+    /// The bucket of the objects of `objects_dir`.
+    pub bucket: Option<String>,
+    /// Payloads `(name, file)`.
+    pub payloads: Vec<(String, PathBuf)>,
+    /// The producer's `partBytes`, 1024 ..= 16 MiB (default 16 MiB).
+    pub part_bytes: usize,
+    /// How long to wait for a writer's lock before giving up
+    /// (`database_locked`); default 1 s.
+    pub busy_timeout: Duration,
+}
+
+impl Default for PackOptions {
+    fn default() -> Self {
+        PackOptions {
+            product: None,
+            exported_at: None,
+            epoch: 0,
+            source_identity: "local".to_string(),
+            required_configuration: Vec::new(),
+            exclude_tables: Vec::new(),
+            include_tables: Vec::new(),
+            derived_tables: Vec::new(),
+            secret_columns: Vec::new(),
+            objects_dir: None,
+            bucket: None,
+            payloads: Vec::new(),
+            part_bytes: MAX_PART_LINE,
+            busy_timeout: Duration::from_secs(1),
+        }
+    }
+}
+
+/// What [`pack`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackSummary {
+    /// Bytes written.
+    pub bytes: u64,
+    /// Part lines written.
+    pub part_count: u64,
+    /// The closing line's `contentHash`.
+    pub content_hash: String,
+    /// The closing line's `archiveHash`.
+    pub archive_hash: String,
+    /// The manifest's `schema`.
+    pub schema: String,
+    /// Archived tables with their row counts, in manifest order.
+    pub tables: Vec<(String, u64)>,
+    /// Excluded tables, in manifest order.
+    pub excluded_tables: Vec<String>,
+    /// Number of objects.
+    pub objects: usize,
+    /// Number of payloads.
+    pub payloads: usize,
+}
+
+/// Opens `db` read-only, for one consistent read.
+pub(crate) fn open_read_only(db: &Path, busy: Duration) -> Result<Connection, PackError> {
+    match crate::is_sqlite_file(db) {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(PackError::Unreadable {
+                code: "not_a_database",
+                message: "not a SQLite database (the file does not start with the SQLite header)"
+                    .to_string(),
+            })
+        }
+        Err(e) => return Err(unreadable("database_unreadable", db, &e)),
+    }
+    let conn = Connection::open_with_flags(
+        db,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(sql_error)?;
+    conn.busy_timeout(busy).map_err(sql_error)?;
+    Ok(conn)
+}
+
+/// Packs the SQLite database `db` into an archive written to `out`, as the
+/// reference producer does (SPEC.md "Databases and archives").
+///
+/// Nothing is written to `out` unless the whole database can be archived:
+/// every refusal is found by the first pass, before the manifest is written.
+/// The database is opened read-only and never written.
+///
+/// Errors: [`PackError::Refused`] when the producer refuses the database
+/// (exit 1), otherwise the database or a file cannot be read, the options
+/// are invalid, or `out` fails (exit 2).
+pub fn pack(db: &Path, opts: &PackOptions, out: &mut dyn Write) -> Result<PackSummary, PackError> {
+    let (product, exported_at) = check_options(db, opts)?;
+    let conn = open_read_only(db, opts.busy_timeout)?;
+    // One snapshot: a deferred transaction whose first read takes it.
+    conn.execute_batch("BEGIN").map_err(sql_error)?;
+    conn.query_row("SELECT count(*) FROM main.sqlite_schema", [], |_| Ok(()))
+        .map_err(sql_error)?;
+    let result = pack_in(&conn, &product, &exported_at, opts, out);
+    let _ = conn.execute_batch("COMMIT");
+    result
+}
+
+fn pack_in(
+    conn: &Connection,
+    product: &str,
+    exported_at: &str,
+    opts: &PackOptions,
+    out: &mut dyn Write,
+) -> Result<PackSummary, PackError> {
+    let mut cat = catalogue(conn, opts)?;
+    let (objects, payloads) = binaries(opts)?;
+    let part_bytes = opts.part_bytes;
+
+    // Pass 1: every refusal, the counts and the number of parts.
+    let mut item = Vec::with_capacity(4096);
+    let mut part_count = 0u64;
+    for t in &mut cat.tables {
+        let mut packer = RowPacker::new(part_bytes);
+        let mut st = conn.prepare(&t.select).map_err(sql_error)?;
+        let mut rows = st.query([]).map_err(sql_error)?;
+        let mut index = 0u64;
+        let mut last_key: Option<Vec<u8>> = None;
+        while let Some(r) = rows.next().map_err(sql_error)? {
+            let e = encode_row(t, r, index, &mut item, true)?;
+            admit(t, &mut packer, e.len, index, r, &mut part_count, part_bytes)?;
+            duplicate_key(t, r, index, &mut last_key)?;
+            index += 1;
+        }
+        t.count = index;
+    }
+    for b in objects.iter().chain(&payloads) {
+        part_count += ndarc_format::pack::chunk_count(b.size, cap(b, part_bytes));
+    }
+
+    // Pass 2: write.
+    let m = manifest(
+        product,
+        exported_at,
+        opts,
+        &cat,
+        &objects,
+        &payloads,
+        part_count,
+    );
+    let mut content = ContentHasher::new(&content_header_digest(&m));
+    let mut archive = ArchiveHasher::new();
+    let mut line = ndarc_json::to_canonical_vec(&Value::Object(m));
+    archive.add_line(&line);
+    line.push(b'\n');
+    out.write_all(&line).map_err(out_err)?;
+    let mut bytes = line.len() as u64;
+    drop(line);
+    let mut part = PartWriter::new(part_bytes);
+    let mut digests: Vec<[u8; 32]> = Vec::with_capacity(1024);
+    for t in &cat.tables {
+        let mut packer = RowPacker::new(part_bytes);
+        let mut st = conn.prepare(&t.select).map_err(sql_error)?;
+        let mut rows = st.query([]).map_err(sql_error)?;
+        let mut index = 0u64;
+        while let Some(r) = rows.next().map_err(sql_error)? {
+            let e = encode_row(t, r, index, &mut item, false)?;
+            let mut ignored = 0;
+            if admit(t, &mut packer, e.len, index, r, &mut ignored, part_bytes)? {
+                content.add_row_digests(&digests);
+                digests.clear();
+                bytes += part.finish(&mut archive, out).map_err(out_err)?;
+                part.begin();
+            }
+            part.push_item(&item);
+            let rowid_text = t.rowid_alias.map(|_| &item[e.rowid.clone()]);
+            let mut h = Sha256::new();
+            for piece in row_content_pieces(&item[e.row], rowid_text, &t.name_json) {
+                h.update(piece);
+            }
+            digests.push(h.finalize().into());
+            index += 1;
+        }
+        if index != t.count {
+            return Err(PackError::Unreadable {
+                code: "database_unreadable",
+                message: format!(
+                    "table {} changed between the two reads of one transaction",
+                    t.name
+                ),
+            });
+        }
+    }
+    content.add_row_digests(&digests);
+    bytes += part.finish(&mut archive, out).map_err(out_err)?;
+    let mut chunk = Vec::new();
+    for b in objects.iter().chain(&payloads) {
+        bytes += write_binary(b, part_bytes, &mut part, &mut archive, out, &mut chunk)?;
+    }
+    if part.count() != part_count {
+        return Err(PackError::Unreadable {
+            code: "database_unreadable",
+            message: format!("planned {part_count} parts but wrote {}", part.count()),
+        });
+    }
+    let content_hash = content.finish();
+    let archive_hash = archive.finish();
+    let mut closing = ndarc_format::closing_line(part_count, &content_hash, &archive_hash);
+    closing.push(b'\n');
+    out.write_all(&closing).map_err(out_err)?;
+    out.flush().map_err(out_err)?;
+    bytes += closing.len() as u64;
+    Ok(PackSummary {
+        bytes,
+        part_count,
+        content_hash,
+        archive_hash,
+        schema: schema_identity(cat.tables.iter().map(|t| (t.name.as_str(), t.sql.as_str()))),
+        tables: cat
+            .tables
+            .iter()
+            .map(|t| (t.name.clone(), t.count))
+            .collect(),
+        excluded_tables: cat.excluded.clone(),
+        objects: objects.len(),
+        payloads: payloads.len(),
+    })
+}

@@ -1,0 +1,197 @@
+//! Objects (`--objects-dir`) and payloads (`--payload`): finding, hashing
+//! and writing them in chunks (SPEC.md §13.5).
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use ndarc_format::catalogue::{cmp_payload_names, is_name};
+use ndarc_format::pack::{chunk_cap, chunk_part, PartWriter};
+use ndarc_format::ArchiveHasher;
+use ndarc_json::cmp_utf16;
+use sha2::{Digest, Sha256};
+
+use super::refuse::{out_err, PackError};
+use super::PackOptions;
+
+pub(super) struct Binary {
+    /// `(bucket, key)` for an object; `None` for a payload.
+    pub(super) object: Option<(String, String)>,
+    pub(super) name: String,
+    pub(super) path: PathBuf,
+    pub(super) size: u64,
+    pub(super) sha256: [u8; 32],
+}
+
+pub(super) fn unreadable(code: &'static str, what: &Path, e: &io::Error) -> PackError {
+    PackError::Unreadable {
+        code,
+        message: format!("cannot read {}: {e}", what.display()),
+    }
+}
+
+fn walk(dir: &Path, prefix: &str, out: &mut Vec<(String, PathBuf)>) -> Result<(), PackError> {
+    let rd = std::fs::read_dir(dir).map_err(|e| unreadable("object_unreadable", dir, &e))?;
+    for entry in rd {
+        let entry = entry.map_err(|e| unreadable("object_unreadable", dir, &e))?;
+        let path = entry.path();
+        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+            return Err(PackError::Unreadable {
+                code: "object_unreadable",
+                message: format!(
+                    "{}: the file name is not UTF-8, so it cannot be an object key",
+                    path.display()
+                ),
+            });
+        };
+        let ft = entry
+            .file_type()
+            .map_err(|e| unreadable("object_unreadable", &path, &e))?;
+        let key = format!("{prefix}{name}");
+        if ft.is_dir() {
+            walk(&path, &format!("{key}/"), out)?;
+        } else if ft.is_file() {
+            out.push((key, path));
+        } else {
+            return Err(PackError::Unreadable {
+                code: "object_unreadable",
+                message: format!(
+                    "{}: not a regular file or directory (symbolic links are not followed)",
+                    path.display()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn hash_file(path: &Path) -> Result<(u64, [u8; 32]), PackError> {
+    let mut f = File::open(path).map_err(|e| unreadable("object_unreadable", path, &e))?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut size = 0u64;
+    loop {
+        let n = match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(unreadable("object_unreadable", path, &e)),
+        };
+        h.update(&buf[..n]);
+        size += n as u64;
+    }
+    Ok((size, h.finalize().into()))
+}
+
+pub(super) fn binaries(opts: &PackOptions) -> Result<(Vec<Binary>, Vec<Binary>), PackError> {
+    let mut objects = Vec::new();
+    match (&opts.objects_dir, &opts.bucket) {
+        (Some(dir), Some(bucket)) => {
+            if !is_name(bucket) {
+                return Err(PackError::Options(format!(
+                    "--bucket {bucket:?} is not a name"
+                )));
+            }
+            let mut files = Vec::new();
+            walk(dir, "", &mut files)?;
+            files.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
+            for (key, path) in files {
+                let (size, sha256) = hash_file(&path)?;
+                objects.push(Binary {
+                    object: Some((bucket.clone(), key)),
+                    name: String::new(),
+                    path,
+                    size,
+                    sha256,
+                });
+            }
+        }
+        (None, None) => {}
+        _ => {
+            return Err(PackError::Options(
+                "--objects-dir and --bucket go together".to_string(),
+            ))
+        }
+    }
+    let mut payloads = Vec::new();
+    for (name, path) in &opts.payloads {
+        if !is_name(name) {
+            return Err(PackError::Options(format!(
+                "payload name {name:?} is not a name"
+            )));
+        }
+        if opts.payloads.iter().filter(|(n, _)| n == name).count() > 1 {
+            return Err(PackError::Options(format!(
+                "payload {name:?} is given twice"
+            )));
+        }
+        let (size, sha256) = hash_file(path)?;
+        payloads.push(Binary {
+            object: None,
+            name: name.clone(),
+            path: path.clone(),
+            size,
+            sha256,
+        });
+    }
+    payloads.sort_by(|a, b| cmp_payload_names(&a.name, &b.name));
+    Ok((objects, payloads))
+}
+
+pub(super) fn cap(b: &Binary, part_bytes: usize) -> u64 {
+    match &b.object {
+        Some((bucket, key)) => chunk_cap(part_bytes, Some(bucket), Some(key), None),
+        None => chunk_cap(part_bytes, None, None, Some(&b.name)),
+    }
+}
+
+pub(super) fn write_binary(
+    b: &Binary,
+    part_bytes: usize,
+    part: &mut PartWriter,
+    archive: &mut ArchiveHasher,
+    out: &mut dyn Write,
+    chunk: &mut Vec<u8>,
+) -> Result<u64, PackError> {
+    let cap = usize::try_from(cap(b, part_bytes)).unwrap_or(usize::MAX);
+    let changed = || PackError::Unreadable {
+        code: "object_changed",
+        message: format!("{} changed while it was packed", b.path.display()),
+    };
+    let mut f = File::open(&b.path).map_err(|e| unreadable("object_unreadable", &b.path, &e))?;
+    let mut h = Sha256::new();
+    let mut offset = 0u64;
+    let mut bytes = 0u64;
+    let object = b.object.as_ref().map(|(x, y)| (x.as_str(), y.as_str()));
+    loop {
+        chunk.clear();
+        let want = cap.min(usize::try_from(b.size - offset.min(b.size)).unwrap_or(usize::MAX));
+        chunk.resize(want, 0);
+        let mut got = 0;
+        while got < want {
+            match f.read(&mut chunk[got..]) {
+                Ok(0) => return Err(changed()),
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(unreadable("object_unreadable", &b.path, &e)),
+            }
+        }
+        if want == 0 && offset > 0 {
+            break;
+        }
+        h.update(&chunk[..]);
+        chunk_part(part, object, &b.name, offset, chunk);
+        bytes += part.finish(archive, out).map_err(out_err)?;
+        offset += want as u64;
+        if offset >= b.size {
+            break;
+        }
+    }
+    let mut extra = [0u8; 1];
+    let longer = matches!(f.read(&mut extra), Ok(n) if n > 0);
+    let digest: [u8; 32] = h.finalize().into();
+    if longer || digest != b.sha256 {
+        return Err(changed());
+    }
+    Ok(bytes)
+}

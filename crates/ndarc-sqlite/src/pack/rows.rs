@@ -1,0 +1,267 @@
+//! Encoding cells and row items as the producer does, with the row-level
+//! refusals (`unsafe_integer`, `row_type`, `row_not_null`; SPEC.md §13.4).
+
+use ndarc_format::pack::push_base64;
+use ndarc_format::Affinity;
+use ndarc_json::{number, write_string};
+use rusqlite::types::ValueRef;
+
+use super::catalogue::Table;
+use super::refuse::{refuse, sql_error, PackError};
+
+/// Where a row is, for messages.
+pub(super) fn place(rowid: Option<i64>, index: u64) -> String {
+    match rowid {
+        Some(r) => format!("at rowid {r}"),
+        None => format!("in row {index} of the table's key order"),
+    }
+}
+
+fn describe(v: ValueRef<'_>) -> String {
+    match v {
+        ValueRef::Null => "null".to_string(),
+        ValueRef::Integer(i) => format!("the integer {i}"),
+        ValueRef::Real(f) => format!("the real {f}"),
+        ValueRef::Text(b) => {
+            let s = String::from_utf8_lossy(b);
+            let short: String = s.chars().take(40).collect();
+            if short.len() < s.len() {
+                format!("the text {short:?}…")
+            } else {
+                format!("the text {short:?}")
+            }
+        }
+        ValueRef::Blob(b) => format!("a blob of {} bytes", b.len()),
+    }
+}
+
+/// The integer the producer reads from an INTEGER-affinity cell through
+/// `CAST(… AS TEXT)`: `/^-?\d+$/` and a safe integer, or `None`.
+fn integer_cell(v: ValueRef<'_>) -> Option<f64> {
+    match v {
+        ValueRef::Integer(i) => {
+            let f = i as f64;
+            (i.unsigned_abs() < (1u64 << 53)).then_some(f)
+        }
+        // SQLite writes a REAL cast to text with a '.' or an exponent.
+        ValueRef::Real(_) | ValueRef::Null => None,
+        ValueRef::Text(b) | ValueRef::Blob(b) => {
+            let digits = b.strip_prefix(b"-").unwrap_or(b);
+            if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            let s = std::str::from_utf8(b).ok()?;
+            let f: f64 = s.parse().ok()?;
+            ndarc_json::safe_integer(f).map(|_| f)
+        }
+    }
+}
+
+/// The length of `s` as [`write_string`] writes it, quotes included.
+fn string_len(s: &[u8]) -> usize {
+    2 + s.len()
+        + s.iter()
+            .map(|&b| match b {
+                b'"' | b'\\' | 0x08 | 0x09 | 0x0A | 0x0C | 0x0D => 1,
+                0..=0x1F => 5,
+                _ => 0,
+            })
+            .sum::<usize>()
+}
+
+/// The length of `{"blob":"BASE64"}` for `n` bytes.
+fn blob_len(n: usize) -> usize {
+    br#"{"blob":""#.len() + n.div_ceil(3) * 4 + br#""}"#.len()
+}
+
+/// An encoded row item: the byte ranges of the row object and of the rowid
+/// text within the buffer, and the item's length.
+pub(super) struct Encoded {
+    pub(super) row: std::ops::Range<usize>,
+    pub(super) rowid: std::ops::Range<usize>,
+    pub(super) len: usize,
+}
+
+/// Encodes one row item into `buf` (cleared first), checking it as
+/// `encodedRow`, `validateRow` and `nextItems` do. With `measure`, text and
+/// blob cells are only measured, not written (the first pass needs the
+/// item's length alone), so `buf` is not the item.
+pub(super) fn encode_row(
+    t: &Table,
+    row: &rusqlite::Row<'_>,
+    index: u64,
+    buf: &mut Vec<u8>,
+    measure: bool,
+) -> Result<Encoded, PackError> {
+    let mut unwritten = 0usize;
+    let rowid = match row.get_ref(0).map_err(sql_error)? {
+        ValueRef::Integer(i) => Some(i),
+        _ => None,
+    };
+    let cell = |k: usize| row.get_ref(k + 1).map_err(sql_error);
+    // encodedRow: INTEGER cells first, in table order.
+    for (k, &ci) in t.cells.iter().enumerate() {
+        let c = &t.columns[ci];
+        if c.affinity != Affinity::Integer {
+            continue;
+        }
+        let v = cell(k)?;
+        if !matches!(v, ValueRef::Null) && integer_cell(v).is_none() {
+            return Err(refuse(
+                "unsafe_integer",
+                &t.name,
+                Some(&c.name),
+                rowid,
+                format!(
+                    "column {}.{} ({}, INTEGER affinity) holds {} {}, which is not a safe integer (|n| ≤ 2^53−1)",
+                    t.name, c.name, c.decl, describe(v), place(rowid, index)
+                ),
+            ));
+        }
+    }
+    // validateRow, in table order.
+    for (k, &ci) in t.cells.iter().enumerate() {
+        let c = &t.columns[ci];
+        let v = cell(k)?;
+        let bad = |why: &str| {
+            refuse(
+                "row_type",
+                &t.name,
+                Some(&c.name),
+                rowid,
+                format!(
+                    "column {}.{} ({}, {} affinity) holds {} {}: {why}",
+                    t.name,
+                    c.name,
+                    if c.decl.is_empty() {
+                        "no type"
+                    } else {
+                        &c.decl
+                    },
+                    c.affinity.name(),
+                    describe(v),
+                    place(rowid, index)
+                ),
+            )
+        };
+        match v {
+            ValueRef::Null if c.notnull => {
+                return Err(refuse(
+                    "row_not_null",
+                    &t.name,
+                    Some(&c.name),
+                    rowid,
+                    format!(
+                        "column {}.{} is NOT NULL but holds null {}",
+                        t.name,
+                        c.name,
+                        place(rowid, index)
+                    ),
+                ));
+            }
+            ValueRef::Blob(_)
+                if c.affinity != Affinity::Integer && c.affinity != Affinity::Blob =>
+            {
+                return Err(bad("a blob fits only a BLOB column"));
+            }
+            ValueRef::Real(f) if !f.is_finite() => {
+                return Err(bad("infinity has no JSON form"));
+            }
+            ValueRef::Text(_) if c.affinity == Affinity::Number => {
+                return Err(bad(
+                    "a NUMBER-affinity column (REAL, NUMERIC, DATETIME, BOOLEAN …) holds numbers only; text such as a date is refused",
+                ));
+            }
+            ValueRef::Integer(_) | ValueRef::Real(_) if c.affinity == Affinity::Text => {
+                return Err(bad("a TEXT column holds strings only"));
+            }
+            _ => {}
+        }
+    }
+    if let Some(r) = rowid.filter(|_| t.rowid_alias.is_some()) {
+        if r.unsigned_abs() > (1u64 << 53) - 1 {
+            return Err(refuse(
+                "unsafe_integer",
+                &t.name,
+                None,
+                Some(r),
+                format!(
+                    "table {} has rowid {r}, which is not a safe integer (|n| ≤ 2^53−1)",
+                    t.name
+                ),
+            ));
+        }
+    }
+    // The canonical item: {"index","kind","row","rowid"?,"table"}.
+    buf.clear();
+    buf.extend_from_slice(b"{\"index\":");
+    number::write(index as f64, buf);
+    buf.extend_from_slice(b",\"kind\":\"row\",\"row\":");
+    let row_start = buf.len();
+    buf.push(b'{');
+    for (n, &k) in t.sorted.iter().enumerate() {
+        if n > 0 {
+            buf.push(b',');
+        }
+        buf.extend_from_slice(&t.labels[k]);
+        let c = &t.columns[t.cells[k]];
+        let v = cell(k)?;
+        match v {
+            ValueRef::Null => buf.extend_from_slice(b"null"),
+            _ if c.affinity == Affinity::Integer => {
+                number::write(integer_cell(v).unwrap_or(0.0), buf);
+            }
+            ValueRef::Integer(i) => number::write(i as f64, buf),
+            ValueRef::Real(f) => number::write(f, buf),
+            ValueRef::Text(b) => match std::str::from_utf8(b) {
+                Ok(_) if measure => unwritten += string_len(b),
+                Ok(s) => write_string(s, buf),
+                Err(_) => write_string(&String::from_utf8_lossy(b), buf),
+            },
+            ValueRef::Blob(b) if measure => unwritten += blob_len(b.len()),
+            ValueRef::Blob(b) => {
+                buf.extend_from_slice(b"{\"blob\":\"");
+                push_base64(b, buf);
+                buf.extend_from_slice(b"\"}");
+            }
+        }
+    }
+    buf.push(b'}');
+    let row_end = buf.len();
+    let mut rowid_range = row_end..row_end;
+    if t.rowid_alias.is_some() {
+        buf.extend_from_slice(b",\"rowid\":");
+        let s = buf.len();
+        number::write(rowid.unwrap_or(0) as f64, buf);
+        rowid_range = s..buf.len();
+    }
+    buf.extend_from_slice(b",\"table\":");
+    buf.extend_from_slice(&t.name_json);
+    buf.push(b'}');
+    Ok(Encoded {
+        row: row_start..row_end,
+        rowid: rowid_range,
+        len: buf.len() + unwritten,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measured_lengths_are_the_written_lengths() {
+        let all: Vec<u8> = (0u8..=0x7F).chain("é😀\u{2028}".bytes()).collect();
+        for s in [&b""[..], b"plain", b"\"\\", &all] {
+            let mut out = Vec::new();
+            write_string(std::str::from_utf8(s).unwrap(), &mut out);
+            assert_eq!(string_len(s), out.len(), "{s:?}");
+        }
+        for n in 0..10 {
+            let mut out = b"{\"blob\":\"".to_vec();
+            push_base64(&vec![0xAB; n], &mut out);
+            out.extend_from_slice(b"\"}");
+            assert_eq!(blob_len(n), out.len(), "{n}");
+        }
+    }
+}

@@ -1,0 +1,4 @@
+-- expect: unsafe_integer
+-- 2^53 is not a safe integer.
+CREATE TABLE t(id INTEGER PRIMARY KEY, n INTEGER);
+INSERT INTO t VALUES (1, 9007199254740991), (2, 9007199254740992);
