@@ -64,6 +64,10 @@ pub struct Options {
     pub ignore_columns: Vec<String>,
     /// Changed rows without cell detail.
     pub keys_only: bool,
+    /// Contents (`row` objects) kept per table of added rows and of removed
+    /// rows, the first in archive order: `0` keeps none (the default),
+    /// `usize::MAX` all. They are held in memory.
+    pub row_contents: usize,
     /// Do not verify the inputs (faster; the result says so). Lines that
     /// are not canonical are still canonicalized before comparing.
     pub no_verify: bool,
@@ -282,17 +286,25 @@ fn merge(
         i += usize::from(x.is_some());
         j += usize::from(y.is_some());
         let name = x.map_or_else(|| &mb.tables[j - 1].name, |x| &ma.tables[x].name);
+        let renames: Vec<(String, String)> = match (x, y) {
+            (Some(x), Some(y)) => manifest::renamed_columns(&ma.tables[x], &mb.tables[y], matcher)
+                .into_iter()
+                .map(|(p, q)| (p.name.clone(), q.name.clone()))
+                .collect(),
+            _ => Vec::new(),
+        };
         let pair = (!matcher.table_ignored(name)).then(|| {
             rows::Pair::new(
                 name,
                 x.map(|x| (x, &ta[x])),
                 y.map(|y| (y, &tb[y])),
+                &renames,
                 matcher,
                 opts.keys_only,
                 opts.no_verify,
             )
         });
-        let t = rows::diff_table(name, pair.as_ref(), x, y, a, b)?;
+        let t = rows::diff_table(name, pair.as_ref(), x, y, a, b, opts.row_contents)?;
         if !t.is_empty() {
             d.tables.push(t);
         }

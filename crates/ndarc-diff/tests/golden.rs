@@ -299,13 +299,129 @@ fn after() -> Archive<'static> {
     }
 }
 
-/// Every format of the diff of the pair in `case`, with `opts`.
+/// The columns of `names`, all `TEXT` unless `name:TYPE`, the first the
+/// primary key when `pk`.
+fn cols(names: &[&str], pk: bool) -> &'static str {
+    let list: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let (n, ty) = n.split_once(':').unwrap_or((n, "TEXT"));
+            format!(
+                r#"{{"name":"{n}","type":"{ty}","notnull":0,"pk":{}}}"#,
+                u8::from(pk && i == 0)
+            )
+        })
+        .collect();
+    Box::leak(format!("[{}]", list.join(",")).into_boxed_str())
+}
+
+/// `columns`: a column added (`items.color`), dropped (`tags.weight`) and
+/// renamed (`people.fullname` → `people.name`), with rows changed only by
+/// that, rows with other changes too, and rows added and removed.
+fn columns_case(later: bool) -> Archive<'static> {
+    let (items_sql, items_cols, items_rows) = if later {
+        (
+            "CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT, color TEXT)",
+            cols(&["id:INTEGER", "name", "color"], true),
+            vec![
+                (None, r#"{"id":1,"name":"pen","color":"red"}"#),
+                (None, r#"{"id":2,"name":"mug","color":null}"#),
+                (None, r#"{"id":4,"name":"bag","color":"blue"}"#),
+            ],
+        )
+    } else {
+        (
+            "CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT)",
+            cols(&["id:INTEGER", "name"], true),
+            vec![
+                (None, r#"{"id":1,"name":"pen"}"#),
+                (None, r#"{"id":2,"name":"cup"}"#),
+                (None, r#"{"id":3,"name":"box"}"#),
+            ],
+        )
+    };
+    let (people_sql, people_cols, people_rows) = if later {
+        (
+            "CREATE TABLE people(id INTEGER PRIMARY KEY, name TEXT, age INTEGER)",
+            cols(&["id:INTEGER", "name", "age:INTEGER"], true),
+            vec![
+                (None, r#"{"id":1,"name":"Ada Lovelace","age":36}"#),
+                (None, r#"{"id":2,"name":"Bob","age":40}"#),
+            ],
+        )
+    } else {
+        (
+            "CREATE TABLE people(id INTEGER PRIMARY KEY, fullname TEXT, age INTEGER)",
+            cols(&["id:INTEGER", "fullname", "age:INTEGER"], true),
+            vec![
+                (None, r#"{"id":1,"fullname":"Ada","age":36}"#),
+                (None, r#"{"id":2,"fullname":"Bob","age":40}"#),
+            ],
+        )
+    };
+    let (tags_sql, tags_cols, tags_rows) = if later {
+        (
+            "CREATE TABLE tags(label TEXT)",
+            cols(&["label"], false),
+            vec![
+                (Some(1), r#"{"label":"red"}"#),
+                (Some(2), r#"{"label":"green"}"#),
+                (Some(3), r#"{"label":"blue"}"#),
+            ],
+        )
+    } else {
+        (
+            "CREATE TABLE tags(label TEXT, weight REAL)",
+            cols(&["label", "weight:REAL"], false),
+            vec![
+                (Some(1), r#"{"label":"red","weight":1}"#),
+                (Some(2), r#"{"label":"green","weight":0.5}"#),
+                (Some(3), r#"{"label":"blue","weight":null}"#),
+            ],
+        )
+    };
+    let table = |name, sql, columns, rowid_alias, rows| Table {
+        name,
+        sql,
+        columns,
+        deps: &[],
+        rowid_alias,
+        rows,
+    };
+    Archive {
+        tables: vec![
+            table("items", items_sql, items_cols, None, items_rows),
+            table("people", people_sql, people_cols, None, people_rows),
+            table("tags", tags_sql, tags_cols, Some("rowid"), tags_rows),
+        ],
+        objects: vec![],
+        payloads: vec![],
+        excluded_tables: &[],
+        excluded_columns: "{}",
+        configuration: &[],
+        exported_at: if later {
+            "2026-03-02T00:00:00.000Z"
+        } else {
+            "2026-03-01T00:00:00.000Z"
+        },
+        rows_per_part: 2,
+    }
+}
+
+/// Every format of the diff of the pair in `case`, with `opts`, the
+/// contents of every added and removed row kept (as the CLI keeps them
+/// for JSON; text shows them only when asked).
 fn outputs(case: &Path, opts: &Options, suffix: &str, failures: &mut Vec<String>) {
     let (a, b) = (case.join("before.ndjson"), case.join("after.ndjson"));
+    let opts = Options {
+        row_contents: usize::MAX,
+        ..opts.clone()
+    };
     let d = diff_labeled(
         ("before.ndjson", Source::Path(&a)),
         ("after.ndjson", Source::Path(&b)),
-        opts,
+        &opts,
     )
     .expect("diff");
     let plain = RenderOptions::default();
@@ -327,6 +443,35 @@ fn outputs(case: &Path, opts: &Options, suffix: &str, failures: &mut Vec<String>
     let mut out = Vec::new();
     render::stat(&d, &plain, &mut out).unwrap();
     check(&case.join(format!("stat{suffix}.txt")), &out, failures);
+    // --stat in the other formats.
+    let mut out = Vec::new();
+    render::json_stat(&d, &mut out).unwrap();
+    check(&case.join(format!("stat{suffix}.json")), &out, failures);
+    let mut out = Vec::new();
+    render::markdown_stat(&d, &plain, &mut out).unwrap();
+    check(&case.join(format!("stat{suffix}.md")), &out, failures);
+    let mut out = Vec::new();
+    render::stat_sql(&d, &plain, &mut out).unwrap();
+    check(&case.join(format!("stat{suffix}.sql")), &out, failures);
+    // Added and removed rows with their contents.
+    let full = RenderOptions {
+        full_rows: true,
+        ..RenderOptions::default()
+    };
+    let mut out = Vec::new();
+    render::human(&d, &full, &mut out).unwrap();
+    check(
+        &case.join(format!("human-full-rows{suffix}.txt")),
+        &out,
+        failures,
+    );
+    let mut out = Vec::new();
+    render::markdown(&d, &full, &mut out).unwrap();
+    check(
+        &case.join(format!("markdown-full-rows{suffix}.md")),
+        &out,
+        failures,
+    );
 }
 
 #[test]
@@ -360,7 +505,19 @@ fn golden_outputs() {
         &build(&before(1)),
         &mut failures,
     );
+    let columns = root.join("columns");
+    check(
+        &columns.join("before.ndjson"),
+        &build(&columns_case(false)),
+        &mut failures,
+    );
+    check(
+        &columns.join("after.ndjson"),
+        &build(&columns_case(true)),
+        &mut failures,
+    );
     if bless() || failures.is_empty() {
+        outputs(&columns, &Options::default(), "", &mut failures);
         outputs(&changes, &Options::default(), "", &mut failures);
         outputs(
             &changes,
@@ -374,12 +531,15 @@ fn golden_outputs() {
             &mut failures,
         );
         outputs(&equal, &Options::default(), "", &mut failures);
-        // --max-rows 1.
+        // --max-rows 1: the rows shown, with their contents.
         let (a, b) = (changes.join("before.ndjson"), changes.join("after.ndjson"));
         let d = diff_labeled(
             ("before.ndjson", Source::Path(&a)),
             ("after.ndjson", Source::Path(&b)),
-            &Options::default(),
+            &Options {
+                row_contents: 1,
+                ..Options::default()
+            },
         )
         .unwrap();
         let mut out = Vec::new();
@@ -388,6 +548,7 @@ fn golden_outputs() {
             &RenderOptions {
                 colour: false,
                 max_rows: Some(1),
+                full_rows: false,
             },
             &mut out,
         )
@@ -425,4 +586,81 @@ fn golden_pairs_say_what_they_should() {
     let e = build(&before(1));
     let d = ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&e), &Options::default()).unwrap();
     assert!(d.equal && !d.has_differences());
+}
+
+#[test]
+fn columns_added_dropped_and_renamed_change_every_row() {
+    let a = build(&columns_case(false));
+    let b = build(&columns_case(true));
+    let opts = Options {
+        row_contents: usize::MAX,
+        ..Options::default()
+    };
+    let d = ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&b), &opts).unwrap();
+    let summary = |d: &ndarc_diff::Diff| -> Vec<(String, Vec<String>, Vec<bool>, String)> {
+        d.tables
+            .iter()
+            .map(|t| {
+                (
+                    t.name.clone(),
+                    t.changed.iter().map(|c| c.key.clone()).collect(),
+                    t.changed.iter().map(|c| c.columns_only).collect(),
+                    t.columns_reason(),
+                )
+            })
+            .collect()
+    };
+    let want = vec![
+        (
+            "items".to_string(),
+            vec!["[1]".to_string(), "[2]".to_string()],
+            vec![true, false],
+            "column color added".to_string(),
+        ),
+        (
+            "people".to_string(),
+            vec!["[1]".to_string(), "[2]".to_string()],
+            vec![false, true],
+            "column fullname renamed to name".to_string(),
+        ),
+        (
+            "tags".to_string(),
+            vec!["1".to_string(), "2".to_string(), "3".to_string()],
+            vec![true, true, true],
+            "column weight removed".to_string(),
+        ),
+    ];
+    assert_eq!(summary(&d), want);
+    let people = &d.tables[1];
+    assert_eq!(people.changed[0].cells[0].column, "name");
+    assert_eq!(d.schema.tables_changed[1].columns_renamed.len(), 1);
+    assert!(d.schema.tables_changed[1].columns_added.is_empty());
+    let items = &d.tables[0];
+    assert_eq!(items.added_rows.len(), 1);
+    assert_eq!(
+        ndarc_json::to_canonical_string(&items.removed_rows[0]),
+        r#"{"id":3,"name":"box"}"#
+    );
+    // The same when the rows of `items` are out of key order (matched
+    // through the index, not the merge).
+    let mut later = columns_case(true);
+    later.tables[0].rows.reverse();
+    later.rows_per_part = 1;
+    let b2 = build(&later);
+    let d2 = ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&b2), &opts).unwrap();
+    assert!(d2.tables[0].unordered);
+    assert_eq!(summary(&d2), want);
+    assert_eq!(d2.tables[0].added_rows, items.added_rows);
+    assert_eq!(d2.tables[0].removed_rows, items.removed_rows);
+    // Ignoring the added column: no row of `items` changes by columns.
+    let ign = Options {
+        ignore_columns: vec!["items.color".into()],
+        ..Options::default()
+    };
+    let d3 = ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&b), &ign).unwrap();
+    assert_eq!(d3.tables[0].changed.len(), 1);
+    assert!(!d3.tables[0].columns_differ());
+    // Without contents asked for, none are kept.
+    let d4 = ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&b), &Options::default()).unwrap();
+    assert!(d4.tables[0].added_rows.is_empty());
 }

@@ -632,6 +632,7 @@ fn human_output_never_passes_control_characters_through() {
             &ndarc_diff::render::RenderOptions {
                 colour,
                 max_rows: None,
+                full_rows: false,
             },
             &mut out,
         )

@@ -114,8 +114,24 @@ fn more(o: &mut Out<'_>, n: usize, what: &str) -> io::Result<()> {
     Ok(())
 }
 
+/// A row's contents for people: `(column: value, …)`, values as
+/// [`show_value`] writes them.
+pub(crate) fn row_text(row: &ndarc_json::OwnedValue) -> String {
+    match row {
+        ndarc_json::Value::Object(o) => {
+            let cells: Vec<String> = o
+                .sorted()
+                .into_iter()
+                .map(|(n, v)| format!("{n}: {}", show_value(v)))
+                .collect();
+            format!("({})", cells.join(", "))
+        }
+        other => show_value(other),
+    }
+}
+
 fn table(o: &mut Out<'_>, t: &TableDiff, opts: &RenderOptions, keys_only: bool) -> io::Result<()> {
-    let head = format!(
+    let mut head = format!(
         "{} {}: {} added, {} removed, {} changed",
         o.paint(Paint::Bold, "table"),
         o.paint(Paint::Bold, &t.name),
@@ -123,23 +139,24 @@ fn table(o: &mut Out<'_>, t: &TableDiff, opts: &RenderOptions, keys_only: bool) 
         t.removed.len(),
         t.changed.len()
     );
+    if t.columns_differ() {
+        head.push_str(&format!(" ({})", t.columns_reason()));
+    }
     o.line(&head)?;
-    if let Some(sc) = &t.scope {
-        let mut bits = Vec::new();
-        if !sc.only_before.is_empty() {
-            bits.push(format!("only before: {}", sc.only_before.join(", ")));
-        }
-        if !sc.only_after.is_empty() {
-            bits.push(format!("only after: {}", sc.only_after.join(", ")));
-        }
-        if !sc.ignored.is_empty() {
-            bits.push(format!("ignored: {}", sc.ignored.join(", ")));
-        }
+    if let Some(sc) = t.scope.as_ref().filter(|sc| !sc.ignored.is_empty()) {
+        let t = o.paint(
+            Paint::Dim,
+            &format!("  columns ignored: {}", sc.ignored.join(", ")),
+        );
+        o.line(&t)?;
+    }
+    let only = t.columns_only();
+    if only > 0 {
         let t = o.paint(
             Paint::Dim,
             &format!(
-                "  rows compared on the columns both sides have; left out: {}",
-                bits.join("; ")
+                "  {} changed only by the columns",
+                count(only, "row", "rows")
             ),
         );
         o.line(&t)?;
@@ -152,17 +169,23 @@ fn table(o: &mut Out<'_>, t: &TableDiff, opts: &RenderOptions, keys_only: bool) 
         o.line(&t)?;
     }
     let cap = opts.max_rows.unwrap_or(usize::MAX);
-    for k in t.added.iter().take(cap) {
-        let l = o.paint(Paint::Green, &format!("  + {k}"));
-        o.line(&l)?;
+    for (list, rows, mark, paint, what) in [
+        (&t.added, &t.added_rows, '+', Paint::Green, "added"),
+        (&t.removed, &t.removed_rows, '-', Paint::Red, "removed"),
+    ] {
+        for (i, k) in list.iter().take(cap).enumerate() {
+            let text = match rows.get(i).filter(|_| opts.contents()) {
+                Some(r) => format!("  {mark} {k}  {}", row_text(r)),
+                None => format!("  {mark} {k}"),
+            };
+            let l = o.paint(paint, &text);
+            o.line(&l)?;
+        }
+        more(o, list.len().saturating_sub(cap), what)?;
     }
-    more(o, t.added.len().saturating_sub(cap), "added")?;
-    for k in t.removed.iter().take(cap) {
-        let l = o.paint(Paint::Red, &format!("  - {k}"));
-        o.line(&l)?;
-    }
-    more(o, t.removed.len().saturating_sub(cap), "removed")?;
-    for c in t.changed.iter().take(cap) {
+    let listed: Vec<&crate::model::RowChange> =
+        t.changed.iter().filter(|c| !c.columns_only).collect();
+    for c in listed.iter().take(cap) {
         let l = o.paint(Paint::Yellow, &format!("  ~ {}", c.key));
         o.line(&l)?;
         if keys_only {
@@ -195,7 +218,7 @@ fn table(o: &mut Out<'_>, t: &TableDiff, opts: &RenderOptions, keys_only: bool) 
             o.line(&line)?;
         }
     }
-    more(o, t.changed.len().saturating_sub(cap), "changed")
+    more(o, listed.len().saturating_sub(cap), "changed")
 }
 
 fn entries<T>(
@@ -336,6 +359,18 @@ pub fn human(d: &Diff, opts: &RenderOptions, w: &mut dyn Write) -> io::Result<()
                 let l = o.paint(
                     Paint::Red,
                     &format!("      - column {} {}", c.name, column_def(c)),
+                );
+                o.line(&l)?;
+            }
+            for (b, a) in &t.columns_renamed {
+                let l = o.paint(
+                    Paint::Yellow,
+                    &format!(
+                        "      ~ column {} renamed to {} {}",
+                        b.name,
+                        a.name,
+                        column_def(a)
+                    ),
                 );
                 o.line(&l)?;
             }

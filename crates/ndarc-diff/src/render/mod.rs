@@ -6,7 +6,9 @@
 //! - [`json`]: one JSON document, a superset of `diffArchives`' result.
 //! - [`markdown`]: a summary table and `<details>` sections, for CI job
 //!   summaries and pull-request comments.
-//! - [`stat`]: counts per table only.
+//! - [`stat`]: counts per table and column, also as JSON
+//!   ([`json_stat`]), Markdown ([`markdown_stat`]) and SQL comments
+//!   ([`stat_sql`]).
 
 mod human;
 pub mod json;
@@ -20,8 +22,8 @@ use ndarc_json::Value;
 use crate::Diff;
 
 pub use human::human;
-pub use markdown::markdown;
-pub use stat::stat;
+pub use markdown::{markdown, markdown_stat};
+pub use stat::{column_counts, stat, stat_json_value, stat_sql, stat_value};
 
 /// How text output is written.
 #[derive(Debug, Clone, Default)]
@@ -29,8 +31,19 @@ pub struct RenderOptions {
     /// Use ANSI colour (the caller decides: a terminal, no `NO_COLOR`).
     pub colour: bool,
     /// Rows shown per table and kind (added, removed, changed) before
-    /// "… and N more"; `None` shows all.
+    /// "… and N more"; `None` shows all. The contents of the added and
+    /// removed rows shown are written when the diff kept them.
     pub max_rows: Option<usize>,
+    /// Write the contents of every added and removed row the diff kept
+    /// (`--full-rows`), not only their keys.
+    pub full_rows: bool,
+}
+
+impl RenderOptions {
+    /// Whether added and removed rows are shown with their contents.
+    pub(crate) fn contents(&self) -> bool {
+        self.full_rows || self.max_rows.is_some()
+    }
 }
 
 /// Writes the JSON document (indented, members in canonical order) and a
@@ -38,6 +51,14 @@ pub struct RenderOptions {
 pub fn json(d: &Diff, out: &mut dyn Write) -> io::Result<()> {
     let mut buf = Vec::new();
     json::write_pretty(&json::value(d), &mut buf);
+    out.write_all(&buf)
+}
+
+/// `--stat --format json`: `{equal, product, differences, stat}`,
+/// indented as [`json`] writes.
+pub fn json_stat(d: &Diff, out: &mut dyn Write) -> io::Result<()> {
+    let mut buf = Vec::new();
+    json::write_pretty(&stat_json_value(d), &mut buf);
     out.write_all(&buf)
 }
 

@@ -84,8 +84,11 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
 
-    /// Counts per table only (like `git diff --stat`).
-    #[arg(long, conflicts_with = "format")]
+    /// Counts only (like `git diff --stat`): per table, per column (changed
+    /// cells), objects and payloads (with bytes). Works with every
+    /// --format: json writes {equal, product, differences, stat}, markdown
+    /// a table, sql the counts as `--` comments.
+    #[arg(long)]
     pub stat: bool,
 
     /// Leave out tables matching PATTERN (`*` and `?`, ASCII case ignored);
@@ -99,9 +102,16 @@ pub struct Args {
     pub ignore_column: Vec<String>,
 
     /// Rows shown per table and kind (added, removed, changed) in human and
-    /// markdown output, then "… and N more".
+    /// markdown output, then "… and N more"; the added and removed rows
+    /// shown are written with their contents.
     #[arg(long, value_name = "N")]
     pub max_rows: Option<usize>,
+
+    /// Write the contents of every added and removed row in human and
+    /// markdown output, not only their keys (JSON always has them, as
+    /// `addedRows` and `removedRows`). The contents are held in memory.
+    #[arg(long)]
+    pub full_rows: bool,
 
     /// Changed rows by key only, without cell detail.
     #[arg(long)]
@@ -221,10 +231,20 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     if !args.accept_format.is_empty() {
         verify.formats = args.accept_format.clone();
     }
+    // Contents of added and removed rows are kept only where they are
+    // written: always in JSON, in human and markdown output with
+    // --full-rows or up to --max-rows.
+    let row_contents = match (args.stat, args.format) {
+        (true, _) | (_, Format::Sql) => 0,
+        (false, Format::Json) => usize::MAX,
+        _ if args.full_rows => usize::MAX,
+        _ => args.max_rows.unwrap_or(0),
+    };
     let opts = ndarc_diff::Options {
         ignore_tables: args.ignore_table.clone(),
         ignore_columns: args.ignore_column.clone(),
         keys_only: args.keys_only,
+        row_contents,
         no_verify: args.no_verify,
         allow_product_mismatch: args.allow_product_mismatch,
         verify,
@@ -284,11 +304,17 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     let render_opts = RenderOptions {
         colour: to_stdout && ctx.colour.stdout && !args.stat && args.format == Format::Human,
         max_rows: args.max_rows,
+        full_rows: args.full_rows,
     };
     let mut out = args.output.open(FileMode::Umask)?;
     let mut buf = Vec::new();
     let written = if args.stat {
-        render::stat(&d, &render_opts, &mut buf)
+        match args.format {
+            Format::Human => render::stat(&d, &render_opts, &mut buf),
+            Format::Json => render::json_stat(&d, &mut buf),
+            Format::Markdown => render::markdown_stat(&d, &render_opts, &mut buf),
+            Format::Sql => render::stat_sql(&d, &render_opts, &mut buf),
+        }
     } else {
         match args.format {
             Format::Human => render::human(&d, &render_opts, &mut buf),
