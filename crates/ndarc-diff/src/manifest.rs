@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use ndarc_format::manifest::{Column, Manifest, Table};
+use ndarc_format::manifest::{Column, Manifest, ObjectEntry, PayloadEntry, Table};
 use ndarc_json::{cmp_utf16, Value};
 
 use crate::model::{
@@ -182,12 +182,42 @@ pub(crate) fn diff_manifests(a: &Manifest, b: &Manifest, m: &Matcher, d: &mut Di
     d.schema_changed = a.schema != b.schema && raw_schema_change;
 
     // Objects and payloads, by the keys diffArchives uses.
-    d.objects = entries(&a.objects, &b.objects, |o| {
+    // Ignored entries are left out first.
+    let kept = |l: &[ObjectEntry]| -> Vec<ObjectEntry> {
+        l.iter().filter(|o| !m.object_ignored(o)).cloned().collect()
+    };
+    d.objects = entries(&kept(&a.objects), &kept(&b.objects), |o| {
         (o.bucket.clone(), o.key.clone())
     });
-    d.payloads = entries(&a.payloads, &b.payloads, |p| {
+    let kept = |l: &[PayloadEntry]| -> Vec<PayloadEntry> {
+        l.iter()
+            .filter(|p| !m.payload_ignored(p))
+            .cloned()
+            .collect()
+    };
+    d.payloads = entries(&kept(&a.payloads), &kept(&b.payloads), |p| {
         (p.name.clone(), String::new())
     });
+    let mut names: Vec<String> = a
+        .objects
+        .iter()
+        .chain(&b.objects)
+        .filter(|o| m.object_ignored(o))
+        .map(|o| format!("{}/{}", o.bucket, o.key))
+        .collect();
+    names.sort_by(|x, y| cmp_utf16(x, y));
+    names.dedup();
+    d.ignored.objects = names;
+    let mut names: Vec<String> = a
+        .payloads
+        .iter()
+        .chain(&b.payloads)
+        .filter(|p| m.payload_ignored(p))
+        .map(|p| p.name.clone())
+        .collect();
+    names.sort_by(|x, y| cmp_utf16(x, y));
+    names.dedup();
+    d.ignored.payloads = names;
 
     // Configuration and exclusions.
     let canon = |names: &[String]| {

@@ -395,19 +395,39 @@ impl<T> EntryDiff<T> {
 pub struct Ignored {
     /// The table patterns given.
     pub table_patterns: Vec<String>,
+    /// The include patterns given (`--table`): tables matching none are
+    /// left out.
+    pub only_table_patterns: Vec<String>,
     /// The `TABLE.COLUMN` patterns given.
     pub column_patterns: Vec<String>,
+    /// The object (`bucket/key`) patterns given.
+    pub object_patterns: Vec<String>,
+    /// The payload patterns given.
+    pub payload_patterns: Vec<String>,
     /// Tables (of either archive) that a table pattern matched.
     pub tables: Vec<String>,
     /// Columns (`table.column`, of either archive) that a column pattern
     /// matched.
     pub columns: Vec<String>,
+    /// Objects (`bucket/key`, of either archive) that an object pattern
+    /// matched.
+    pub objects: Vec<String>,
+    /// Payloads (of either archive) that a payload pattern matched.
+    pub payloads: Vec<String>,
+    /// Keys chosen, `TABLE=COL,COL`: the rowids (or primary keys) they
+    /// replace are not compared.
+    pub keys: Vec<String>,
 }
 
 impl Ignored {
     /// No ignore pattern was given.
     pub fn is_empty(&self) -> bool {
-        self.table_patterns.is_empty() && self.column_patterns.is_empty()
+        self.table_patterns.is_empty()
+            && self.only_table_patterns.is_empty()
+            && self.column_patterns.is_empty()
+            && self.object_patterns.is_empty()
+            && self.payload_patterns.is_empty()
+            && self.keys.is_empty()
     }
 }
 

@@ -2,7 +2,7 @@
 //! table, falling back to a hash join over (key hash, row digest, line
 //! offset) when a side's rows are out of key order.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ndarc_json::OwnedValue;
 
@@ -25,9 +25,12 @@ pub(crate) struct Stream<'i, 'a> {
     tables: Vec<SideTable>,
     no_verify: bool,
     max_line: usize,
+    /// Keys chosen per table.
+    keys: Vec<(String, Vec<String>)>,
 }
 
 impl<'i, 'a> Stream<'i, 'a> {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         rx: crate::chan::Receiver<Event>,
         side: Side,
@@ -35,6 +38,7 @@ impl<'i, 'a> Stream<'i, 'a> {
         input: &'i Input<'a>,
         no_verify: bool,
         max_line: usize,
+        keys: &[(String, Vec<String>)],
     ) -> Self {
         Stream {
             rx,
@@ -47,6 +51,7 @@ impl<'i, 'a> Stream<'i, 'a> {
             tables: Vec::new(),
             no_verify,
             max_line,
+            keys: keys.to_vec(),
         }
     }
 
@@ -63,7 +68,7 @@ impl<'i, 'a> Stream<'i, 'a> {
     pub(crate) fn manifest(&mut self) -> Result<ndarc_format::Manifest, Error> {
         match self.rx.recv() {
             Ok(Event::Manifest(m)) => {
-                self.tables = side::side_tables(&m);
+                self.tables = side::side_tables(&m, &self.keys).0;
                 Ok(*m)
             }
             Ok(Event::Failed(e)) => Err(*e),
@@ -161,6 +166,8 @@ impl<'i, 'a> Stream<'i, 'a> {
 
 /// How rows of a table pair are compared.
 pub(crate) struct Pair<'t> {
+    /// The table name.
+    name: String,
     a: Option<(usize, &'t SideTable)>,
     b: Option<(usize, &'t SideTable)>,
     /// Compared columns: positions in A's and B's columns.
@@ -229,6 +236,7 @@ impl<'t> Pair<'t> {
                 x.columns.len() == y.columns.len() && cols.len() == x.columns.len()
             });
         Pair {
+            name: name.to_string(),
             a,
             b,
             cols,
@@ -238,6 +246,11 @@ impl<'t> Pair<'t> {
             keys_only,
             lax,
         }
+    }
+
+    /// A side's key was chosen (`Options::keys`).
+    fn chosen_key(&self) -> bool {
+        [self.a, self.b].iter().flatten().any(|(_, t)| t.chosen_key)
     }
 
     fn pk_a(&self) -> usize {
@@ -449,8 +462,11 @@ pub(crate) fn diff_table(
     loop {
         let ha = a.ready(ta)?;
         let hb = b.ready(tb)?;
+        // Rows are matched by a chosen key through the index from the
+        // start, where every key is checked to be unique.
         let unordered = (ha && a.part().is_some_and(|p| !p.ordered))
-            || (hb && b.part().is_some_and(|p| !p.ordered));
+            || (hb && b.part().is_some_and(|p| !p.ordered))
+            || ((ha || hb) && pair.chosen_key());
         if unordered {
             out.unordered = true;
             hash_join(pair, ta, tb, a, b, &mut acc)?;
@@ -522,6 +538,17 @@ fn hash_join(
     acc: &mut Acc,
 ) -> Result<(), Error> {
     let (ka, kb) = (pair.pk_a(), pair.pk_b());
+    // Keys seen per side, when chosen (a table's own key is unique, as
+    // verified).
+    let check = pair.chosen_key();
+    let mut seen_a: HashSet<u128> = HashSet::new();
+    let mut seen_b: HashSet<u128> = HashSet::new();
+    let twice = |s: &Stream<'_, '_>, key: String| Error::KeyNotUnique {
+        side: s.side,
+        name: s.name.clone(),
+        table: pair.name.clone(),
+        key,
+    };
     let mut index_a: HashMap<u128, Entry> = HashMap::new();
     let mut index_b: HashMap<u128, Entry> = HashMap::new();
     // What the merge called removed or added may yet match.
@@ -564,6 +591,9 @@ fn hash_join(
             if let (Some(pa), Some(t)) = (a.cur.as_ref(), tb) {
                 for i in a.pos..pa.rows.len() {
                     let kh = pa.key(i, ka).digest();
+                    if check && !seen_a.insert(kh) {
+                        return Err(twice(a, pa.key(i, ka).text()));
+                    }
                     let digest = pair.digest(pa, i, Side::Before);
                     let pos = (pa.offset, pa.rows[i].item);
                     match index_b.remove(&kh) {
@@ -596,6 +626,9 @@ fn hash_join(
             if let (Some(pb), Some(t)) = (b.cur.as_ref(), ta) {
                 for j in b.pos..pb.rows.len() {
                     let kh = pb.key(j, kb).digest();
+                    if check && !seen_b.insert(kh) {
+                        return Err(twice(b, pb.key(j, kb).text()));
+                    }
                     let digest = pair.digest(pb, j, Side::After);
                     let pos = (pb.offset, pb.rows[j].item);
                     match index_a.remove(&kh) {

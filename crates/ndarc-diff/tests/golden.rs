@@ -409,6 +409,64 @@ fn columns_case(later: bool) -> Archive<'static> {
     }
 }
 
+/// `filters`: only rows, one object and one payload differ; the rowids of
+/// `tags` were renumbered (its labels identify its rows), `audit` gained
+/// a row.
+fn filters_case(later: bool) -> Archive<'static> {
+    let audit: Vec<(Option<i64>, &str)> = if later {
+        vec![
+            (Some(1), r#"{"at":1,"what":"a"}"#),
+            (Some(2), r#"{"at":2,"what":"b"}"#),
+            (Some(3), r#"{"at":3,"what":"c"}"#),
+        ]
+    } else {
+        vec![
+            (Some(1), r#"{"at":1,"what":"a"}"#),
+            (Some(2), r#"{"at":2,"what":"b"}"#),
+        ]
+    };
+    let tags: Vec<(Option<i64>, &str)> = if later {
+        vec![
+            (Some(10), r#"{"color":"cool","label":"blue"}"#),
+            (Some(11), r#"{"color":"cool","label":"green"}"#),
+            (Some(12), r#"{"color":"warm","label":"red"}"#),
+        ]
+    } else {
+        vec![
+            (Some(1), r#"{"color":"warm","label":"red"}"#),
+            (Some(2), r#"{"color":"cool","label":"green"}"#),
+            (Some(3), r#"{"color":"cool","label":"blue"}"#),
+        ]
+    };
+    Archive {
+        tables: vec![
+            Table {
+                name: "audit",
+                sql: "CREATE TABLE audit(at INTEGER, what TEXT)",
+                columns: cols(&["at:INTEGER", "what"], false),
+                deps: &[],
+                rowid_alias: Some("rowid"),
+                rows: audit,
+            },
+            Table {
+                name: "tags",
+                sql: "CREATE TABLE tags(label TEXT, color TEXT)",
+                columns: cols(&["label", "color"], false),
+                deps: &[],
+                rowid_alias: Some("rowid"),
+                rows: tags,
+            },
+        ],
+        objects: vec![("files", "a.txt", if later { b"two" } else { b"one" }, "{}")],
+        payloads: vec![("kv", if later { br#"{"a":1}"# } else { b"{}" })],
+        excluded_tables: &[],
+        excluded_columns: "{}",
+        configuration: &[],
+        exported_at: "2026-04-01T00:00:00.000Z",
+        rows_per_part: 2,
+    }
+}
+
 /// Every format of the diff of the pair in `case`, with `opts`, the
 /// contents of every added and removed row kept (as the CLI keeps them
 /// for JSON; text shows them only when asked).
@@ -514,6 +572,17 @@ fn golden_outputs() {
     check(
         &columns.join("after.ndjson"),
         &build(&columns_case(true)),
+        &mut failures,
+    );
+    let filters = root.join("filters");
+    check(
+        &filters.join("before.ndjson"),
+        &build(&filters_case(false)),
+        &mut failures,
+    );
+    check(
+        &filters.join("after.ndjson"),
+        &build(&filters_case(true)),
         &mut failures,
     );
     if bless() || failures.is_empty() {
@@ -663,4 +732,85 @@ fn columns_added_dropped_and_renamed_change_every_row() {
     // Without contents asked for, none are kept.
     let d4 = ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&b), &Options::default()).unwrap();
     assert!(d4.tables[0].added_rows.is_empty());
+}
+
+#[test]
+fn filters_leave_out_what_they_name_and_keys_can_be_chosen() {
+    let a = build(&filters_case(false));
+    let b = build(&filters_case(true));
+    let run = |o: Options| ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&b), &o);
+    let d = run(Options::default()).unwrap();
+    assert!(d.has_differences());
+    assert_eq!(d.tables.len(), 2);
+    // Every table ignored: the object and payload still differ.
+    let d = run(Options {
+        ignore_tables: vec!["*".into()],
+        ..Options::default()
+    })
+    .unwrap();
+    assert!(d.tables.is_empty() && d.has_differences());
+    // And ignoring those too leaves no difference (exit status 0).
+    let d = run(Options {
+        ignore_tables: vec!["*".into()],
+        ignore_objects: vec!["files/*".into()],
+        ignore_payloads: vec!["kv".into()],
+        ..Options::default()
+    })
+    .unwrap();
+    assert!(!d.has_differences(), "{:?}", d.tables);
+    assert_eq!(d.ignored.objects, ["files/a.txt"]);
+    assert_eq!(d.ignored.payloads, ["kv"]);
+    // --table: only the tables named.
+    let d = run(Options {
+        tables: vec!["AUD*".into()],
+        ..Options::default()
+    })
+    .unwrap();
+    let names: Vec<&str> = d.tables.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["audit"]);
+    assert_eq!(d.ignored.tables, ["tags"]);
+    // The rowids of tags were renumbered: by rowid, every row differs; by
+    // label, none.
+    let only_tags = |keys: Vec<(String, Vec<String>)>| Options {
+        tables: vec!["tags".into()],
+        ignore_objects: vec!["*".into()],
+        ignore_payloads: vec!["*".into()],
+        keys,
+        ..Options::default()
+    };
+    let d = run(only_tags(vec![])).unwrap();
+    assert!(d.has_differences());
+    let d = run(only_tags(vec![("TAGS".into(), vec!["label".into()])])).unwrap();
+    assert!(!d.has_differences(), "{:?}", d.tables);
+    // Matched by color (not unique), then by color and label.
+    let e = run(only_tags(vec![("tags".into(), vec!["color".into()])])).unwrap_err();
+    assert!(
+        matches!(&e, ndarc_diff::Error::KeyNotUnique { key, .. } if key == r#"["cool"]"#),
+        "{e}"
+    );
+    let d = run(only_tags(vec![(
+        "tags".into(),
+        vec!["color".into(), "label".into()],
+    )]))
+    .unwrap();
+    assert!(!d.has_differences());
+    let e = run(only_tags(vec![("tags".into(), vec!["nope".into()])])).unwrap_err();
+    assert!(matches!(e, ndarc_diff::Error::Key(_)), "{e}");
+    // Only the rowids differ: with the key chosen, no difference, though
+    // the contentHashes differ.
+    let mut later = filters_case(true);
+    let earlier = filters_case(false);
+    later.tables[0].rows = earlier.tables[0].rows.clone();
+    later.objects = earlier.objects.clone();
+    later.payloads = earlier.payloads.clone();
+    let c = build(&later);
+    let by_label = Options {
+        keys: vec![("tags".into(), vec!["label".into()])],
+        ..Options::default()
+    };
+    let d = ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&c), &by_label).unwrap();
+    assert!(!d.equal && !d.has_differences(), "{:?}", d.tables);
+    assert_eq!(d.ignored.keys, ["tags=label"]);
+    let d = ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&c), &Options::default()).unwrap();
+    assert!(d.has_differences());
 }

@@ -261,3 +261,90 @@ fn column_changes_in_every_format() {
     let human = run(&[]);
     assert!(human.contains("table tags: 0 added, 0 removed, 3 changed (column weight removed)\n  3 rows changed only by the columns\n\n"));
 }
+
+/// --table, --ignore-object, --ignore-payload and --key decide the exit
+/// status; a --key that is not unique or names no column exits 2.
+#[test]
+fn filters_decide_the_exit_status() {
+    let dir = data("filters", "");
+    let status = |extra: &[&str]| {
+        let mut args = vec!["diff", "--quiet", "before.ndjson", "after.ndjson"];
+        args.extend_from_slice(extra);
+        ndarc(&args, &dir, None).0
+    };
+    assert_eq!(status(&[]), 1);
+    // Every table ignored: the changed object and payload still count.
+    assert_eq!(status(&["--ignore-table", "*"]), 1);
+    assert_eq!(
+        status(&["--ignore-table", "*", "--ignore-object", "files/*"]),
+        1
+    );
+    assert_eq!(
+        status(&[
+            "--ignore-table",
+            "*",
+            "--ignore-object",
+            "files/*",
+            "--ignore-payload",
+            "kv"
+        ]),
+        0
+    );
+    let quiet_tags = [
+        "--ignore-object",
+        "*",
+        "--ignore-payload",
+        "*",
+        "--table",
+        "tags",
+    ];
+    // tags' rowids were renumbered: different by rowid, equal by label.
+    assert_eq!(status(&quiet_tags), 1);
+    let mut by_label = quiet_tags.to_vec();
+    by_label.extend(["--key", "tags=label"]);
+    assert_eq!(status(&by_label), 0);
+    let mut by_color = quiet_tags.to_vec();
+    by_color.extend(["--key", "tags=color"]);
+    let (code, _, err) = ndarc(
+        &[&["diff", "before.ndjson", "after.ndjson"][..], &by_color].concat(),
+        &dir,
+        None,
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("two rows of table tags"), "{err}");
+    assert_eq!(status(&["--key", "tags=nope"]), 2);
+    assert_eq!(status(&["--key", "tags"]), 2);
+    assert_eq!(status(&["--key", "tags=label", "--format", "sql"]), 2);
+    // --table: only audit in the JSON.
+    let (code, out, _) = ndarc(
+        &[
+            "diff",
+            "--format",
+            "json",
+            "--table",
+            "audit",
+            "before.ndjson",
+            "after.ndjson",
+        ],
+        &dir,
+        None,
+    );
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["tables"].as_array().unwrap().len(), 1);
+    assert_eq!(v["tables"][0]["name"], "audit");
+    assert_eq!(v["tables"][0]["addedRows"][0]["row"]["what"], "c");
+    assert_eq!(v["ignored"]["tables"][0], "tags");
+    // Every flag has --help text.
+    let (_, help, _) = ndarc(&["diff", "--help"], &dir, None);
+    for flag in [
+        "--table",
+        "--ignore-object",
+        "--ignore-payload",
+        "--key",
+        "--full-rows",
+        "--stat",
+    ] {
+        assert!(help.contains(flag), "{flag}");
+    }
+}

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use ndarc_format::manifest::{Column, ObjectEntry};
 
-use super::{count, safe, show_value, summary, word_diff, Piece, RenderOptions};
+use super::{count, ignored_text, safe, show_value, summary, word_diff, Piece, RenderOptions};
 use crate::model::{Diff, EntryDiff, NameChanges, TableDiff};
 
 struct Out<'w> {
@@ -492,30 +492,8 @@ pub fn human(d: &Diff, opts: &RenderOptions, w: &mut dyn Write) -> io::Result<()
         o.line("")?;
     }
     if !d.ignored.is_empty() {
-        let mut bits = Vec::new();
-        if !d.ignored.table_patterns.is_empty() {
-            bits.push(format!(
-                "tables {} (matched: {})",
-                d.ignored.table_patterns.join(", "),
-                if d.ignored.tables.is_empty() {
-                    "none".into()
-                } else {
-                    d.ignored.tables.join(", ")
-                }
-            ));
-        }
-        if !d.ignored.column_patterns.is_empty() {
-            bits.push(format!(
-                "columns {} (matched: {})",
-                d.ignored.column_patterns.join(", "),
-                if d.ignored.columns.is_empty() {
-                    "none".into()
-                } else {
-                    d.ignored.columns.join(", ")
-                }
-            ));
-        }
-        let l = o.paint(Paint::Dim, &format!("ignored: {}", bits.join("; ")));
+        let text = ignored_text(d, &|s| s.to_string());
+        let l = o.paint(Paint::Dim, &format!("ignored: {text}"));
         o.line(&l)?;
     }
     let l = o.paint(Paint::Bold, &summary(d));

@@ -362,9 +362,15 @@ pub fn value(d: &Diff) -> OwnedValue {
             "ignored",
             obj(vec![
                 ("tablePatterns", strings(&d.ignored.table_patterns)),
+                ("onlyTablePatterns", strings(&d.ignored.only_table_patterns)),
                 ("columnPatterns", strings(&d.ignored.column_patterns)),
+                ("objectPatterns", strings(&d.ignored.object_patterns)),
+                ("payloadPatterns", strings(&d.ignored.payload_patterns)),
                 ("tables", strings(&d.ignored.tables)),
                 ("columns", strings(&d.ignored.columns)),
+                ("objects", strings(&d.ignored.objects)),
+                ("payloads", strings(&d.ignored.payloads)),
+                ("keys", strings(&d.ignored.keys)),
             ]),
         ),
     ])

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use super::human::{column_def, names_text, object_fields, row_text};
 use super::stat::stat_lines;
-use super::{count, show_value, summary, word_diff, Piece, RenderOptions};
+use super::{count, ignored_text, show_value, summary, word_diff, Piece, RenderOptions};
 use crate::model::{Diff, TableDiff};
 
 /// Text safe in a Markdown table cell or paragraph: HTML special
@@ -419,14 +419,7 @@ pub fn markdown(d: &Diff, opts: &RenderOptions, w: &mut dyn Write) -> io::Result
         )?;
     }
     if !d.ignored.is_empty() {
-        writeln!(
-            w,
-            "Ignored: tables {} (matched {}), columns {} (matched {}).",
-            code(&d.ignored.table_patterns.join(", ")),
-            code(&d.ignored.tables.join(", ")),
-            code(&d.ignored.column_patterns.join(", ")),
-            code(&d.ignored.columns.join(", "))
-        )?;
+        writeln!(w, "Ignored: {}.", ignored_text(d, &|s| code(s)))?;
     }
     Ok(())
 }

@@ -205,6 +205,54 @@ pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
 /// manifest's counts were not checked against the lines.
 const UNVERIFIED_HASHES: &str = "not verified: rows in a different order, or a manifest count or closing hash that does not match the lines";
 
+/// What was ignored, for people: `tables audit_* (matched: audit_log);
+/// objects files/tmp/* (matched: none)`, one part per kind of pattern
+/// given (`--table` patterns as `all but PATTERN`), `fmt` writing each
+/// list of patterns or names.
+pub(crate) fn ignored_text(d: &Diff, fmt: &dyn Fn(&str) -> String) -> String {
+    let i = &d.ignored;
+    let mut tables = Vec::new();
+    if !i.table_patterns.is_empty() {
+        tables.push(fmt(&i.table_patterns.join(", ")));
+    }
+    if !i.only_table_patterns.is_empty() {
+        tables.push(format!(
+            "all but {}",
+            fmt(&i.only_table_patterns.join(", "))
+        ));
+    }
+    let tables = tables.join(", ");
+    let mut bits = Vec::new();
+    for (what, patterns, matched) in [
+        ("tables", tables, &i.tables),
+        ("columns", fmt(&i.column_patterns.join(", ")), &i.columns),
+        ("objects", fmt(&i.object_patterns.join(", ")), &i.objects),
+        ("payloads", fmt(&i.payload_patterns.join(", ")), &i.payloads),
+    ] {
+        let given = match what {
+            "tables" => !patterns.is_empty(),
+            "columns" => !i.column_patterns.is_empty(),
+            "objects" => !i.object_patterns.is_empty(),
+            _ => !i.payload_patterns.is_empty(),
+        };
+        if !given {
+            continue;
+        }
+        bits.push(format!(
+            "{what} {patterns} (matched: {})",
+            if matched.is_empty() {
+                "none".to_string()
+            } else {
+                fmt(&matched.join(", "))
+            }
+        ));
+    }
+    if !i.keys.is_empty() {
+        bits.push(format!("rows matched by {}", fmt(&i.keys.join(", "))));
+    }
+    bits.join("; ")
+}
+
 /// The one-line summary of a diff.
 pub(crate) fn summary(d: &Diff) -> String {
     if !d.has_differences() {
