@@ -334,6 +334,16 @@ fn merge(
     if let Some(e) = ea.or(eb) {
         return Err(Error::Key(e));
     }
+    if let Some((t, _)) = opts.keys.iter().find(|(t, _)| {
+        !ma.tables
+            .iter()
+            .chain(&mb.tables)
+            .any(|x| x.name.eq_ignore_ascii_case(t))
+    }) {
+        return Err(Error::Key(format!(
+            "--key {t}: neither archive has a table {t:?}"
+        )));
+    }
     // Tables of both sides in name order, paired by name.
     let (mut i, mut j) = (0, 0);
     while i < ma.tables.len() || j < mb.tables.len() {

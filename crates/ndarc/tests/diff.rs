@@ -313,6 +313,7 @@ fn filters_decide_the_exit_status() {
     assert_eq!(code, 2);
     assert!(err.contains("two rows of table tags"), "{err}");
     assert_eq!(status(&["--key", "tags=nope"]), 2);
+    assert_eq!(status(&["--key", "nope=label"]), 2);
     assert_eq!(status(&["--key", "tags"]), 2);
     assert_eq!(status(&["--key", "tags=label", "--format", "sql"]), 2);
     // --table: only audit in the JSON.
