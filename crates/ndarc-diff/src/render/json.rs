@@ -232,7 +232,7 @@ fn opt_name(n: &Option<String>) -> OwnedValue {
 /// table, `schema`, `objectChanges`, `payloadChanges`, `configuration`,
 /// `excludedTables`, `excludedColumns`, `before`, `after`, `verified`,
 /// `keysOnly`, `ignored`, `orderOnly`, `differences` and `stat` (counts,
-/// see [`stat_value`](super::stat::stat_value)). Each table also has
+/// see [`stat_value`](super::stat_value)). Each table also has
 /// `addedRows` and `removedRows` (`{key, row}`: the contents kept),
 /// `columns` (`added`, `removed`, `renamed[{before, after}]`: how the
 /// rows' columns differ, which makes every row in both changed) and

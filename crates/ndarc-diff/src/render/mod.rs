@@ -1,9 +1,9 @@
-//! Writing a [`Diff`](crate::Diff) for people and tools.
+//! Writing a [`Diff`] for people and tools.
 //!
 //! - [`human`]: per table a summary line, then the changes; changed cells
 //!   as `column: before → after`, long text as an inline word diff;
 //!   optional ANSI colour.
-//! - [`json`]: one JSON document, a superset of `diffArchives`' result.
+//! - [`json()`]: one JSON document, a superset of `diffArchives`' result.
 //! - [`markdown`]: a summary table and `<details>` sections, for CI job
 //!   summaries and pull-request comments.
 //! - [`stat`]: counts per table and column, also as JSON
@@ -55,7 +55,7 @@ pub fn json(d: &Diff, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// `--stat --format json`: `{equal, product, differences, stat}`,
-/// indented as [`json`] writes.
+/// indented as [`json()`] writes.
 pub fn json_stat(d: &Diff, out: &mut dyn Write) -> io::Result<()> {
     let mut buf = Vec::new();
     json::write_pretty(&stat_json_value(d), &mut buf);
