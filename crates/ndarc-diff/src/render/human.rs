@@ -140,7 +140,8 @@ fn table(o: &mut Out<'_>, t: &TableDiff, opts: &RenderOptions, keys_only: bool) 
         t.changed.len()
     );
     if t.columns_differ() {
-        head.push_str(&format!(" ({})", t.columns_reason()));
+        // Column names from the archive: no control character passes.
+        head.push_str(&format!(" ({})", safe(&t.columns_reason(), false)));
     }
     o.line(&head)?;
     if let Some(sc) = t.scope.as_ref().filter(|sc| !sc.ignored.is_empty()) {
