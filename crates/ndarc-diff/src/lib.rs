@@ -59,11 +59,28 @@ pub struct Options {
     /// Tables to leave out, as globs (`audit_*`; `*` and `?`, ASCII case
     /// ignored): their rows, schema and exclusions.
     pub ignore_tables: Vec<String>,
+    /// When not empty, the only tables compared, as globs: every other
+    /// table is left out as [`Options::ignore_tables`] leaves it out.
+    pub tables: Vec<String>,
+    /// Bucket objects to leave out, as globs over `bucket/key`.
+    pub ignore_objects: Vec<String>,
+    /// Payloads to leave out, as globs over their names.
+    pub ignore_payloads: Vec<String>,
+    /// Row keys chosen per table, `(table, columns)` (as daff's `--ids`):
+    /// rows of the table are matched by the canonical JSON of those
+    /// cells (`["a",1]`) in place of the rowid or primary key. The rows
+    /// go through the index (they need not be in that order); a key
+    /// that is not unique on a side is an error.
+    pub keys: Vec<(String, Vec<String>)>,
     /// Columns to leave out, as `TABLE.COLUMN` globs (`*.updated_at`):
     /// their cells and their schema changes.
     pub ignore_columns: Vec<String>,
     /// Changed rows without cell detail.
     pub keys_only: bool,
+    /// Contents (`row` objects) kept per table of added rows and of removed
+    /// rows, the first in archive order: `0` keeps none (the default),
+    /// `usize::MAX` all. They are held in memory.
+    pub row_contents: usize,
     /// Do not verify the inputs (faster; the result says so). Lines that
     /// are not canonical are still canonicalized before comparing.
     pub no_verify: bool,
@@ -129,6 +146,21 @@ pub enum Error {
         /// The pattern.
         pattern: String,
     },
+    /// A chosen key names a column the table's rows do not carry.
+    #[error("{0}")]
+    Key(String),
+    /// A chosen key is not unique among a table's rows on one side.
+    #[error("{name}: --key {table}: two rows of table {table} have the key {key}; choose columns that identify a row")]
+    KeyNotUnique {
+        /// Which input.
+        side: Side,
+        /// Its name.
+        name: String,
+        /// The table.
+        table: String,
+        /// The key text.
+        key: String,
+    },
     /// A worker thread could not start.
     #[error("could not start a reader thread: {0}")]
     Thread(std::io::Error),
@@ -138,13 +170,20 @@ pub enum Error {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Matcher {
     tables: Vec<Glob>,
+    only_tables: Vec<Glob>,
     columns: Vec<ColumnGlob>,
+    objects: Vec<Glob>,
+    payloads: Vec<Glob>,
 }
 
 impl Matcher {
     fn new(o: &Options) -> Result<Matcher, Error> {
+        let globs = |l: &[String]| l.iter().map(|p| Glob::new(p)).collect();
         Ok(Matcher {
-            tables: o.ignore_tables.iter().map(|p| Glob::new(p)).collect(),
+            tables: globs(&o.ignore_tables),
+            only_tables: globs(&o.tables),
+            objects: globs(&o.ignore_objects),
+            payloads: globs(&o.ignore_payloads),
             columns: o
                 .ignore_columns
                 .iter()
@@ -153,8 +192,24 @@ impl Matcher {
         })
     }
 
+    /// A table matched by an ignore pattern, or by none of the include
+    /// patterns when there are some.
     pub(crate) fn table_ignored(&self, table: &str) -> bool {
         self.tables.iter().any(|g| g.matches(table))
+            || (!self.only_tables.is_empty() && !self.only_tables.iter().any(|g| g.matches(table)))
+    }
+
+    /// An object (`bucket/key`) matched by an ignore pattern.
+    pub(crate) fn object_ignored(&self, o: &ndarc_format::manifest::ObjectEntry) -> bool {
+        !self.objects.is_empty() && {
+            let name = format!("{}/{}", o.bucket, o.key);
+            self.objects.iter().any(|g| g.matches(&name))
+        }
+    }
+
+    /// A payload matched by an ignore pattern.
+    pub(crate) fn payload_ignored(&self, p: &ndarc_format::manifest::PayloadEntry) -> bool {
+        self.payloads.iter().any(|g| g.matches(&p.name))
     }
 
     pub(crate) fn column_ignored(&self, table: &str, column: &str) -> bool {
@@ -228,8 +283,9 @@ pub fn diff_labeled(
             .spawn_scoped(s, move || side::run(ib, sb, Side::After, nb2, opts, txb))
             .map_err(Error::Thread)?;
         let max_line = opts.verify.max_line;
-        let mut a = rows::Stream::new(rxa, Side::Before, &na, ia, opts.no_verify, max_line);
-        let mut b = rows::Stream::new(rxb, Side::After, &nb, ib, opts.no_verify, max_line);
+        let (nv, keys) = (opts.no_verify, &opts.keys);
+        let mut a = rows::Stream::new(rxa, Side::Before, &na, ia, nv, max_line, keys);
+        let mut b = rows::Stream::new(rxb, Side::After, &nb, ib, nv, max_line, keys);
         // Dropping the streams on any return hangs up on the readers, which
         // then stop.
         merge(&mut a, &mut b, &na, &nb, &matcher, opts)
@@ -258,15 +314,36 @@ fn merge(
         keys_only: opts.keys_only,
         ignored: Ignored {
             table_patterns: opts.ignore_tables.clone(),
+            only_table_patterns: opts.tables.clone(),
             column_patterns: opts.ignore_columns.clone(),
+            object_patterns: opts.ignore_objects.clone(),
+            payload_patterns: opts.ignore_payloads.clone(),
+            keys: opts
+                .keys
+                .iter()
+                .map(|(t, c)| format!("{t}={}", c.join(",")))
+                .collect(),
             ..Ignored::default()
         },
         ..Diff::default()
     };
     manifest::diff_manifests(&ma, &mb, matcher, &mut d);
 
-    let ta = side::side_tables(&ma);
-    let tb = side::side_tables(&mb);
+    let (ta, ea) = side::side_tables(&ma, &opts.keys);
+    let (tb, eb) = side::side_tables(&mb, &opts.keys);
+    if let Some(e) = ea.or(eb) {
+        return Err(Error::Key(e));
+    }
+    if let Some((t, _)) = opts.keys.iter().find(|(t, _)| {
+        !ma.tables
+            .iter()
+            .chain(&mb.tables)
+            .any(|x| x.name.eq_ignore_ascii_case(t))
+    }) {
+        return Err(Error::Key(format!(
+            "--key {t}: neither archive has a table {t:?}"
+        )));
+    }
     // Tables of both sides in name order, paired by name.
     let (mut i, mut j) = (0, 0);
     while i < ma.tables.len() || j < mb.tables.len() {
@@ -282,17 +359,25 @@ fn merge(
         i += usize::from(x.is_some());
         j += usize::from(y.is_some());
         let name = x.map_or_else(|| &mb.tables[j - 1].name, |x| &ma.tables[x].name);
+        let renames: Vec<(String, String)> = match (x, y) {
+            (Some(x), Some(y)) => manifest::renamed_columns(&ma.tables[x], &mb.tables[y], matcher)
+                .into_iter()
+                .map(|(p, q)| (p.name.clone(), q.name.clone()))
+                .collect(),
+            _ => Vec::new(),
+        };
         let pair = (!matcher.table_ignored(name)).then(|| {
             rows::Pair::new(
                 name,
                 x.map(|x| (x, &ta[x])),
                 y.map(|y| (y, &tb[y])),
+                &renames,
                 matcher,
                 opts.keys_only,
                 opts.no_verify,
             )
         });
-        let t = rows::diff_table(name, pair.as_ref(), x, y, a, b)?;
+        let t = rows::diff_table(name, pair.as_ref(), x, y, a, b, opts.row_contents)?;
         if !t.is_empty() {
             d.tables.push(t);
         }

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use ndarc_format::manifest::{Column, Manifest, Table};
+use ndarc_format::manifest::{Column, Manifest, ObjectEntry, PayloadEntry, Table};
 use ndarc_json::{cmp_utf16, Value};
 
 use crate::model::{
@@ -68,6 +68,38 @@ pub(crate) fn sql_diff(before: &str, after: &str) -> SqlDiff {
     }
 }
 
+/// Columns renamed between two definitions of a table, `(before, after)`:
+/// both tables have as many columns, and at some position a column only
+/// `a` has and a column only `b` has (by name) share their type,
+/// `notnull`, `pk` and `generated` — what `ALTER TABLE … RENAME COLUMN`
+/// leaves. Ignored columns are never paired.
+pub(crate) fn renamed_columns<'t>(
+    a: &'t Table,
+    b: &'t Table,
+    m: &Matcher,
+) -> Vec<(&'t Column, &'t Column)> {
+    if a.columns.len() != b.columns.len() {
+        return Vec::new();
+    }
+    let in_a: HashSet<&str> = a.columns.iter().map(|c| c.name.as_str()).collect();
+    let in_b: HashSet<&str> = b.columns.iter().map(|c| c.name.as_str()).collect();
+    a.columns
+        .iter()
+        .zip(&b.columns)
+        .filter(|(x, y)| {
+            x.name != y.name
+                && !in_b.contains(x.name.as_str())
+                && !in_a.contains(y.name.as_str())
+                && x.decl_type == y.decl_type
+                && x.notnull == y.notnull
+                && x.pk == y.pk
+                && x.generated == y.generated
+                && !m.column_ignored(&a.name, &x.name)
+                && !m.column_ignored(&a.name, &y.name)
+        })
+        .collect()
+}
+
 fn table_change(a: &Table, b: &Table, m: &Matcher) -> TableSchemaChange {
     let ignored = |c: &str| m.column_ignored(&a.name, c);
     let by_name: HashMap<&str, &Column> = a.columns.iter().map(|c| (c.name.as_str(), c)).collect();
@@ -94,6 +126,11 @@ fn table_change(a: &Table, b: &Table, m: &Matcher) -> TableSchemaChange {
         if !b_names.contains(c.name.as_str()) && !ignored(&c.name) {
             ch.columns_removed.push(c.clone());
         }
+    }
+    for (x, y) in renamed_columns(a, b, m) {
+        ch.columns_removed.retain(|c| c.name != x.name);
+        ch.columns_added.retain(|c| c.name != y.name);
+        ch.columns_renamed.push((x.clone(), y.clone()));
     }
     ch.dependencies = name_changes(a.dependencies.iter(), b.dependencies.iter(), |n| {
         !m.table_ignored(n)
@@ -145,12 +182,42 @@ pub(crate) fn diff_manifests(a: &Manifest, b: &Manifest, m: &Matcher, d: &mut Di
     d.schema_changed = a.schema != b.schema && raw_schema_change;
 
     // Objects and payloads, by the keys diffArchives uses.
-    d.objects = entries(&a.objects, &b.objects, |o| {
+    // Ignored entries are left out first.
+    let kept = |l: &[ObjectEntry]| -> Vec<ObjectEntry> {
+        l.iter().filter(|o| !m.object_ignored(o)).cloned().collect()
+    };
+    d.objects = entries(&kept(&a.objects), &kept(&b.objects), |o| {
         (o.bucket.clone(), o.key.clone())
     });
-    d.payloads = entries(&a.payloads, &b.payloads, |p| {
+    let kept = |l: &[PayloadEntry]| -> Vec<PayloadEntry> {
+        l.iter()
+            .filter(|p| !m.payload_ignored(p))
+            .cloned()
+            .collect()
+    };
+    d.payloads = entries(&kept(&a.payloads), &kept(&b.payloads), |p| {
         (p.name.clone(), String::new())
     });
+    let mut names: Vec<String> = a
+        .objects
+        .iter()
+        .chain(&b.objects)
+        .filter(|o| m.object_ignored(o))
+        .map(|o| format!("{}/{}", o.bucket, o.key))
+        .collect();
+    names.sort_by(|x, y| cmp_utf16(x, y));
+    names.dedup();
+    d.ignored.objects = names;
+    let mut names: Vec<String> = a
+        .payloads
+        .iter()
+        .chain(&b.payloads)
+        .filter(|p| m.payload_ignored(p))
+        .map(|p| p.name.clone())
+        .collect();
+    names.sort_by(|x, y| cmp_utf16(x, y));
+    names.dedup();
+    d.ignored.payloads = names;
 
     // Configuration and exclusions.
     let canon = |names: &[String]| {

@@ -133,11 +133,19 @@ pub struct TableDiff {
     pub added: Vec<String>,
     /// Keys of rows only in the first archive, in its archive order.
     pub removed: Vec<String>,
-    /// Rows in both whose compared cells differ, in the first archive's
-    /// order.
+    /// The contents (`row` objects) of the first added rows, in the order
+    /// of [`TableDiff::added`]: as many as
+    /// [`Options::row_contents`](crate::Options::row_contents) asked for.
+    pub added_rows: Vec<OwnedValue>,
+    /// The contents of the first removed rows, in the order of
+    /// [`TableDiff::removed`].
+    pub removed_rows: Vec<OwnedValue>,
+    /// Rows in both that differ, in the first archive's order: as in
+    /// `diffArchives`, every row in both is changed when the rows' columns
+    /// differ (a column added, removed or renamed), whatever their cells.
     pub changed: Vec<RowChange>,
-    /// Set when rows were compared on some columns only: the columns of
-    /// one side only and ignored columns were left out.
+    /// Set when the rows' columns differ or some are ignored: the columns
+    /// of one side only, renamed, and ignored.
     pub scope: Option<ColumnScope>,
     /// Rows were out of key order on a side, so they were matched through
     /// an index instead of a merge.
@@ -148,6 +156,37 @@ impl TableDiff {
     /// Whether the table has any row difference.
     pub fn is_empty(&self) -> bool {
         self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
+
+    /// Whether the rows' columns differ between the archives (a column
+    /// added, removed or renamed, ignored columns aside): what makes every
+    /// row in both archives changed.
+    pub fn columns_differ(&self) -> bool {
+        self.scope.as_ref().is_some_and(ColumnScope::differs)
+    }
+
+    /// Changed rows whose compared cells are equal: changed only by the
+    /// columns.
+    pub fn columns_only(&self) -> usize {
+        self.changed.iter().filter(|c| c.columns_only).count()
+    }
+
+    /// Why rows changed by their columns, for people: `column weight
+    /// removed, column mass renamed to kg` (empty when the columns are
+    /// the same).
+    pub fn columns_reason(&self) -> String {
+        let Some(sc) = &self.scope else {
+            return String::new();
+        };
+        let mut bits: Vec<String> = Vec::new();
+        bits.extend(sc.only_after.iter().map(|c| format!("column {c} added")));
+        bits.extend(sc.only_before.iter().map(|c| format!("column {c} removed")));
+        bits.extend(
+            sc.renamed
+                .iter()
+                .map(|(a, b)| format!("column {a} renamed to {b}")),
+        );
+        bits.join(", ")
     }
 }
 
@@ -160,6 +199,19 @@ pub struct ColumnScope {
     pub only_after: Vec<String>,
     /// Columns matched by an ignore pattern.
     pub ignored: Vec<String>,
+    /// Columns renamed, `(name before, name after)`: a column of one
+    /// archive only whose position and definition (type, `notnull`, `pk`,
+    /// `generated`) equal those of a column of the other archive only.
+    /// Their cells are compared with each other; they are in neither
+    /// `only_before` nor `only_after`.
+    pub renamed: Vec<(String, String)>,
+}
+
+impl ColumnScope {
+    /// Whether the rows' columns differ (added, removed or renamed).
+    pub fn differs(&self) -> bool {
+        !self.only_before.is_empty() || !self.only_after.is_empty() || !self.renamed.is_empty()
+    }
 }
 
 /// A changed row.
@@ -168,8 +220,12 @@ pub struct RowChange {
     /// The row key text (`[1,"a"]`, or the rowid `7`).
     pub key: String,
     /// The cells that differ, in column (name) order; empty with
-    /// `keys_only`.
+    /// `keys_only`. A renamed column's cells are named by its name in the
+    /// second archive.
     pub cells: Vec<CellChange>,
+    /// The compared cells are all equal: the row changed only because the
+    /// table's columns did (see [`TableDiff::columns_differ`]).
+    pub columns_only: bool,
 }
 
 /// A changed cell.
@@ -227,6 +283,11 @@ pub struct TableSchemaChange {
     pub columns_removed: Vec<Column>,
     /// Columns in both whose type, `notnull`, `pk` or `generated` changed.
     pub columns_changed: Vec<ColumnChange>,
+    /// Columns renamed, `(before, after)`: at the same position with the
+    /// same definition under another name (see
+    /// [`ColumnScope::renamed`]); in neither `columns_added` nor
+    /// `columns_removed`.
+    pub columns_renamed: Vec<(Column, Column)>,
     /// Dependencies added and removed.
     pub dependencies: NameChanges,
     /// `rowidAlias` before and after, when it changed.
@@ -244,6 +305,7 @@ impl TableSchemaChange {
         self.columns_added.is_empty()
             && self.columns_removed.is_empty()
             && self.columns_changed.is_empty()
+            && self.columns_renamed.is_empty()
             && self.dependencies.is_empty()
             && self.rowid_alias.is_none()
             && self.sql.is_none()
@@ -333,19 +395,39 @@ impl<T> EntryDiff<T> {
 pub struct Ignored {
     /// The table patterns given.
     pub table_patterns: Vec<String>,
+    /// The include patterns given (`--table`): tables matching none are
+    /// left out.
+    pub only_table_patterns: Vec<String>,
     /// The `TABLE.COLUMN` patterns given.
     pub column_patterns: Vec<String>,
+    /// The object (`bucket/key`) patterns given.
+    pub object_patterns: Vec<String>,
+    /// The payload patterns given.
+    pub payload_patterns: Vec<String>,
     /// Tables (of either archive) that a table pattern matched.
     pub tables: Vec<String>,
     /// Columns (`table.column`, of either archive) that a column pattern
     /// matched.
     pub columns: Vec<String>,
+    /// Objects (`bucket/key`, of either archive) that an object pattern
+    /// matched.
+    pub objects: Vec<String>,
+    /// Payloads (of either archive) that a payload pattern matched.
+    pub payloads: Vec<String>,
+    /// Keys chosen, `TABLE=COL,COL`: the rowids (or primary keys) they
+    /// replace are not compared.
+    pub keys: Vec<String>,
 }
 
 impl Ignored {
     /// No ignore pattern was given.
     pub fn is_empty(&self) -> bool {
-        self.table_patterns.is_empty() && self.column_patterns.is_empty()
+        self.table_patterns.is_empty()
+            && self.only_table_patterns.is_empty()
+            && self.column_patterns.is_empty()
+            && self.object_patterns.is_empty()
+            && self.payload_patterns.is_empty()
+            && self.keys.is_empty()
     }
 }
 

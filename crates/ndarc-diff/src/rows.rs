@@ -2,7 +2,7 @@
 //! table, falling back to a hash join over (key hash, row digest, line
 //! offset) when a side's rows are out of key order.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ndarc_json::OwnedValue;
 
@@ -25,9 +25,12 @@ pub(crate) struct Stream<'i, 'a> {
     tables: Vec<SideTable>,
     no_verify: bool,
     max_line: usize,
+    /// Keys chosen per table.
+    keys: Vec<(String, Vec<String>)>,
 }
 
 impl<'i, 'a> Stream<'i, 'a> {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         rx: crate::chan::Receiver<Event>,
         side: Side,
@@ -35,6 +38,7 @@ impl<'i, 'a> Stream<'i, 'a> {
         input: &'i Input<'a>,
         no_verify: bool,
         max_line: usize,
+        keys: &[(String, Vec<String>)],
     ) -> Self {
         Stream {
             rx,
@@ -47,6 +51,7 @@ impl<'i, 'a> Stream<'i, 'a> {
             tables: Vec::new(),
             no_verify,
             max_line,
+            keys: keys.to_vec(),
         }
     }
 
@@ -63,7 +68,7 @@ impl<'i, 'a> Stream<'i, 'a> {
     pub(crate) fn manifest(&mut self) -> Result<ndarc_format::Manifest, Error> {
         match self.rx.recv() {
             Ok(Event::Manifest(m)) => {
-                self.tables = side::side_tables(&m);
+                self.tables = side::side_tables(&m, &self.keys).0;
                 Ok(*m)
             }
             Ok(Event::Failed(e)) => Err(*e),
@@ -161,6 +166,8 @@ impl<'i, 'a> Stream<'i, 'a> {
 
 /// How rows of a table pair are compared.
 pub(crate) struct Pair<'t> {
+    /// The table name.
+    name: String,
     a: Option<(usize, &'t SideTable)>,
     b: Option<(usize, &'t SideTable)>,
     /// Compared columns: positions in A's and B's columns.
@@ -168,6 +175,8 @@ pub(crate) struct Pair<'t> {
     /// Whole rows can be compared byte for byte.
     whole: bool,
     scope: Option<ColumnScope>,
+    /// The rows' columns differ: every row in both is changed.
+    shape: bool,
     keys_only: bool,
     /// Lines may not be canonical (read without verification): cells whose
     /// bytes differ are compared by canonical text.
@@ -179,6 +188,7 @@ impl<'t> Pair<'t> {
         name: &str,
         a: Option<(usize, &'t SideTable)>,
         b: Option<(usize, &'t SideTable)>,
+        renames: &[(String, String)],
         m: &Matcher,
         keys_only: bool,
         lax: bool,
@@ -191,15 +201,28 @@ impl<'t> Pair<'t> {
                 if ignored {
                     scope.ignored.push(name_a.clone());
                 }
+                // A renamed column is compared with its new name, when
+                // rows carry it on both sides.
+                let renamed = renames
+                    .iter()
+                    .find(|(x, _)| x == name_a)
+                    .and_then(|(_, y)| Some((y, tb.columns.iter().position(|(n, _)| n == y)?)));
                 match tb.columns.iter().position(|(n, _)| n == name_a) {
                     Some(ib) if !ignored => cols.push((ia, ib)),
                     Some(_) => {}
-                    None if !ignored => scope.only_before.push(name_a.clone()),
-                    None => {}
+                    None if ignored => {}
+                    None => match renamed {
+                        Some((y, ib)) => {
+                            cols.push((ia, ib));
+                            scope.renamed.push((name_a.clone(), y.clone()));
+                        }
+                        None => scope.only_before.push(name_a.clone()),
+                    },
                 }
             }
             for (name_b, _) in &tb.columns {
-                if !ta.columns.iter().any(|(n, _)| n == name_b) {
+                let renamed = scope.renamed.iter().any(|(_, y)| y == name_b);
+                if !renamed && !ta.columns.iter().any(|(n, _)| n == name_b) {
                     if m.column_ignored(name, name_b) {
                         scope.ignored.push(name_b.clone());
                     } else {
@@ -213,14 +236,21 @@ impl<'t> Pair<'t> {
                 x.columns.len() == y.columns.len() && cols.len() == x.columns.len()
             });
         Pair {
+            name: name.to_string(),
             a,
             b,
             cols,
             whole,
+            shape: scope.differs(),
             scope: (scope != ColumnScope::default()).then_some(scope),
             keys_only,
             lax,
         }
+    }
+
+    /// A side's key was chosen (`Options::keys`).
+    fn chosen_key(&self) -> bool {
+        [self.a, self.b].iter().flatten().any(|(_, t)| t.chosen_key)
     }
 
     fn pk_a(&self) -> usize {
@@ -293,10 +323,13 @@ impl<'t> Pair<'t> {
             return RowChange {
                 key,
                 cells: Vec::new(),
+                columns_only: false,
             };
         }
         let (ca, cb) = (pa.cells(i, self.ncols_a()), pb.cells(j, self.ncols_b()));
-        let names = self.a.map(|(_, t)| &t.columns);
+        // Cells are named as the second archive names the column (a
+        // renamed column by its new name).
+        let names = self.b.map(|(_, t)| &t.columns);
         let cells = self
             .cols
             .iter()
@@ -304,15 +337,36 @@ impl<'t> Pair<'t> {
                 let (va, vb) = (cell(&pa.bytes, ca, x), cell(&pb.bytes, cb, y));
                 (!self.cell_eq(va, vb)).then(|| CellChange {
                     column: names
-                        .and_then(|n| n.get(x))
+                        .and_then(|n| n.get(y))
                         .map_or_else(String::new, |c| c.0.clone()),
                     before: value(va),
                     after: value(vb),
                 })
             })
             .collect();
-        RowChange { key, cells }
+        RowChange {
+            key,
+            cells,
+            columns_only: false,
+        }
     }
+
+    /// The change of a matched row whose compared cells are equal while
+    /// the table's columns differ.
+    fn columns_change(key: String) -> RowChange {
+        RowChange {
+            key,
+            cells: Vec::new(),
+            columns_only: true,
+        }
+    }
+}
+
+/// A row's contents (its `row` object).
+fn row_value(p: &PartRows, i: usize) -> OwnedValue {
+    p.rows
+        .get(i)
+        .map_or(OwnedValue::Null, |r| value(slice(&p.bytes, r.row)))
 }
 
 /// The position in `p.rows` of item `item`: rows are numbered by item, so
@@ -343,11 +397,33 @@ fn value(text: &[u8]) -> OwnedValue {
 /// A row's position: line offset and item.
 type Pos = (u64, u32);
 
+/// A row added or removed: where, its key, and its contents when kept.
+type Keyed = (Pos, String, Option<OwnedValue>);
+
 #[derive(Default)]
 struct Acc {
-    added: Vec<(Pos, String)>,
-    removed: Vec<(Pos, String)>,
+    added: Vec<Keyed>,
+    removed: Vec<Keyed>,
     changed: Vec<(Pos, RowChange)>,
+    /// Contents kept per kind (added, removed).
+    contents: usize,
+}
+
+impl Acc {
+    /// The contents of row `i` of `p` when `list` keeps more.
+    fn content(&self, list: &[Keyed], p: &PartRows, i: usize) -> Option<OwnedValue> {
+        (list.len() < self.contents).then(|| row_value(p, i))
+    }
+
+    fn add(&mut self, p: &PartRows, i: usize, key: String) {
+        let c = self.content(&self.added, p, i);
+        self.added.push(((p.offset, p.rows[i].item), key, c));
+    }
+
+    fn remove(&mut self, p: &PartRows, i: usize, key: String) {
+        let c = self.content(&self.removed, p, i);
+        self.removed.push(((p.offset, p.rows[i].item), key, c));
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -365,6 +441,7 @@ pub(crate) fn diff_table(
     tb: Option<usize>,
     a: &mut Stream<'_, '_>,
     b: &mut Stream<'_, '_>,
+    contents: usize,
 ) -> Result<TableDiff, Error> {
     let mut out = TableDiff {
         name: name.to_string(),
@@ -376,14 +453,20 @@ pub(crate) fn diff_table(
         return Ok(out);
     };
     out.scope = pair.scope.clone();
-    let mut acc = Acc::default();
+    let mut acc = Acc {
+        contents,
+        ..Acc::default()
+    };
     let (ka, kb) = (pair.pk_a(), pair.pk_b());
     // The merge join.
     loop {
         let ha = a.ready(ta)?;
         let hb = b.ready(tb)?;
+        // Rows are matched by a chosen key through the index from the
+        // start, where every key is checked to be unique.
         let unordered = (ha && a.part().is_some_and(|p| !p.ordered))
-            || (hb && b.part().is_some_and(|p| !p.ordered));
+            || (hb && b.part().is_some_and(|p| !p.ordered))
+            || ((ha || hb) && pair.chosen_key());
         if unordered {
             out.unordered = true;
             hash_join(pair, ta, tb, a, b, &mut acc)?;
@@ -394,37 +477,50 @@ pub(crate) fn diff_table(
                 let (i, j) = (a.pos, b.pos);
                 let (x, y) = (pa.key(i, ka), pb.key(j, kb));
                 if x.same(&y) {
+                    let pos = (pa.offset, pa.rows[i].item);
                     if !pair.same_row(pa, i, pb, j) {
-                        acc.changed
-                            .push(((pa.offset, pa.rows[i].item), pair.change(pa, i, pb, j)));
+                        acc.changed.push((pos, pair.change(pa, i, pb, j)));
+                    } else if pair.shape {
+                        acc.changed.push((pos, Pair::columns_change(x.text())));
                     }
                     a.pos += 1;
                     b.pos += 1;
                 } else if x.cmp(&y).is_lt() {
-                    acc.removed.push(((pa.offset, pa.rows[i].item), x.text()));
+                    acc.remove(pa, i, x.text());
                     a.pos += 1;
                 } else {
-                    acc.added.push(((pb.offset, pb.rows[j].item), y.text()));
+                    acc.add(pb, j, y.text());
                     b.pos += 1;
                 }
             }
             (true, _, Some(pa), _) => {
                 let i = a.pos;
-                acc.removed
-                    .push(((pa.offset, pa.rows[i].item), pa.key(i, ka).text()));
+                acc.remove(pa, i, pa.key(i, ka).text());
                 a.pos += 1;
             }
             (_, true, _, Some(pb)) => {
                 let j = b.pos;
-                acc.added
-                    .push(((pb.offset, pb.rows[j].item), pb.key(j, kb).text()));
+                acc.add(pb, j, pb.key(j, kb).text());
                 b.pos += 1;
             }
             _ => break,
         }
     }
-    out.added = acc.added.into_iter().map(|(_, k)| k).collect();
-    out.removed = acc.removed.into_iter().map(|(_, k)| k).collect();
+    for (list, keys, rows) in [
+        (acc.added, &mut out.added, &mut out.added_rows),
+        (acc.removed, &mut out.removed, &mut out.removed_rows),
+    ] {
+        // Contents of the first rows, in the order of the keys: up to the
+        // first row without them.
+        let mut open = true;
+        for (_, k, c) in list {
+            keys.push(k);
+            match c {
+                Some(c) if open && rows.len() < contents => rows.push(c),
+                _ => open = false,
+            }
+        }
+    }
     out.changed = acc.changed.into_iter().map(|(_, c)| c).collect();
     Ok(out)
 }
@@ -442,6 +538,17 @@ fn hash_join(
     acc: &mut Acc,
 ) -> Result<(), Error> {
     let (ka, kb) = (pair.pk_a(), pair.pk_b());
+    // Keys seen per side, when chosen (a table's own key is unique, as
+    // verified).
+    let check = pair.chosen_key();
+    let mut seen_a: HashSet<u128> = HashSet::new();
+    let mut seen_b: HashSet<u128> = HashSet::new();
+    let twice = |s: &Stream<'_, '_>, key: String| Error::KeyNotUnique {
+        side: s.side,
+        name: s.name.clone(),
+        table: pair.name.clone(),
+        key,
+    };
     let mut index_a: HashMap<u128, Entry> = HashMap::new();
     let mut index_b: HashMap<u128, Entry> = HashMap::new();
     // What the merge called removed or added may yet match.
@@ -462,7 +569,7 @@ fn hash_join(
         ),
     ] {
         let mut cached: Option<PartRows> = None;
-        for (pos, key) in list {
+        for (pos, key, _) in list {
             let Some(t) = t else { continue };
             if cached.as_ref().map(|p| p.offset) != Some(pos.0) {
                 cached = Some(stream.reread(pos.0, t)?);
@@ -484,10 +591,18 @@ fn hash_join(
             if let (Some(pa), Some(t)) = (a.cur.as_ref(), tb) {
                 for i in a.pos..pa.rows.len() {
                     let kh = pa.key(i, ka).digest();
+                    if check && !seen_a.insert(kh) {
+                        return Err(twice(a, pa.key(i, ka).text()));
+                    }
                     let digest = pair.digest(pa, i, Side::Before);
                     let pos = (pa.offset, pa.rows[i].item);
                     match index_b.remove(&kh) {
-                        Some(e) if e.digest == digest => {}
+                        Some(e) if e.digest == digest => {
+                            if pair.shape {
+                                acc.changed
+                                    .push((pos, Pair::columns_change(pa.key(i, ka).text())));
+                            }
+                        }
                         Some(e) => {
                             let pb = b.reread(e.pos.0, t)?;
                             if let Some(j) = row_at(&pb, e.pos.1) {
@@ -501,8 +616,7 @@ fn hash_join(
                 }
             } else if let Some(pa) = a.cur.as_ref() {
                 for i in a.pos..pa.rows.len() {
-                    acc.removed
-                        .push(((pa.offset, pa.rows[i].item), pa.key(i, ka).text()));
+                    acc.remove(pa, i, pa.key(i, ka).text());
                 }
             }
             a.pos = a.cur.as_ref().map_or(0, |p| p.rows.len());
@@ -512,10 +626,18 @@ fn hash_join(
             if let (Some(pb), Some(t)) = (b.cur.as_ref(), ta) {
                 for j in b.pos..pb.rows.len() {
                     let kh = pb.key(j, kb).digest();
+                    if check && !seen_b.insert(kh) {
+                        return Err(twice(b, pb.key(j, kb).text()));
+                    }
                     let digest = pair.digest(pb, j, Side::After);
                     let pos = (pb.offset, pb.rows[j].item);
                     match index_a.remove(&kh) {
-                        Some(e) if e.digest == digest => {}
+                        Some(e) if e.digest == digest => {
+                            if pair.shape {
+                                acc.changed
+                                    .push((e.pos, Pair::columns_change(pb.key(j, kb).text())));
+                            }
+                        }
                         Some(e) => {
                             let pa = a.reread(e.pos.0, t)?;
                             if let Some(i) = row_at(&pa, e.pos.1) {
@@ -529,8 +651,7 @@ fn hash_join(
                 }
             } else if let Some(pb) = b.cur.as_ref() {
                 for j in b.pos..pb.rows.len() {
-                    acc.added
-                        .push(((pb.offset, pb.rows[j].item), pb.key(j, kb).text()));
+                    acc.add(pb, j, pb.key(j, kb).text());
                 }
             }
             b.pos = b.cur.as_ref().map_or(0, |p| p.rows.len());
@@ -540,7 +661,9 @@ fn hash_join(
             break;
         }
     }
-    // Keys of what is left, re-read line by line.
+    // Keys of what is left, re-read line by line (contents kept for all:
+    // the first in archive order are known only once sorted).
+    let keep = acc.contents > 0;
     for (index, t, stream, list, pk) in [
         (index_a, ta, &*a, &mut acc.removed, ka),
         (index_b, tb, &*b, &mut acc.added, kb),
@@ -555,13 +678,13 @@ fn hash_join(
             }
             if let Some(p) = &cached {
                 if let Some(i) = row_at(p, pos.1) {
-                    list.push((pos, p.key(i, pk).text()));
+                    list.push((pos, p.key(i, pk).text(), keep.then(|| row_value(p, i))));
                 }
             }
         }
     }
-    acc.added.sort_by_key(|(p, _)| *p);
-    acc.removed.sort_by_key(|(p, _)| *p);
+    acc.added.sort_by_key(|(p, _, _)| *p);
+    acc.removed.sort_by_key(|(p, _, _)| *p);
     acc.changed.sort_by_key(|(p, _)| *p);
     Ok(())
 }

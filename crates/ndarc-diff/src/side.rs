@@ -26,15 +26,26 @@ pub(crate) struct SideTable {
     pub(crate) pk: Vec<usize>,
     /// Rows carry `rowid`.
     pub(crate) has_rowid: bool,
+    /// The key was chosen (`Options::keys`), not the table's own: rows
+    /// need not be in its order, and need not be unique by it.
+    pub(crate) chosen_key: bool,
 }
 
-/// The row tables of a manifest.
-pub(crate) fn side_tables(m: &Manifest) -> Vec<SideTable> {
+/// The row tables of a manifest, with the keys chosen in `keys` (`(table,
+/// columns)`, names compared ignoring ASCII case); a chosen column that
+/// rows of the table do not carry is the error's message.
+pub(crate) fn side_tables(
+    m: &Manifest,
+    keys: &[(String, Vec<String>)],
+) -> (Vec<SideTable>, Option<String>) {
     let plan = Plan::new(m.clone());
-    plan.tables
+    let mut error = None;
+    let tables = plan
+        .tables
         .iter()
-        .map(|t| SideTable {
-            columns: t
+        .zip(&m.tables)
+        .map(|(t, mt)| {
+            let columns: Vec<(String, Vec<u8>)> = t
                 .columns
                 .iter()
                 .map(|c| {
@@ -42,11 +53,42 @@ pub(crate) fn side_tables(m: &Manifest) -> Vec<SideTable> {
                     ndarc_json::write_string(&c.name, &mut j);
                     (c.name.clone(), j)
                 })
-                .collect(),
-            pk: t.pk.clone(),
-            has_rowid: t.has_rowid,
+                .collect();
+            let chosen = keys
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(&mt.name))
+                .map(|(_, cols)| {
+                    cols.iter()
+                        .map(|c| {
+                            columns
+                                .iter()
+                                .position(|(n, _)| n.eq_ignore_ascii_case(c))
+                                .ok_or_else(|| {
+                                    format!(
+                                        "--key {}: rows of table {} have no column {c:?}",
+                                        mt.name, mt.name
+                                    )
+                                })
+                        })
+                        .collect::<Result<Vec<usize>, String>>()
+                });
+            let (pk, chosen_key) = match chosen {
+                Some(Ok(pk)) if !pk.is_empty() => (pk, true),
+                Some(Err(e)) => {
+                    error.get_or_insert(e);
+                    (t.pk.clone(), false)
+                }
+                _ => (t.pk.clone(), false),
+            };
+            SideTable {
+                columns,
+                pk,
+                has_rowid: t.has_rowid,
+                chosen_key,
+            }
         })
-        .collect()
+        .collect();
+    (tables, error)
 }
 
 /// One row item.
@@ -86,7 +128,8 @@ impl PartRows {
     pub(crate) fn key(&self, i: usize, pk: usize) -> KeyRef<'_> {
         KeyRef {
             bytes: &self.bytes,
-            rowid: self.rows[i].rowid,
+            // A key chosen for a rowid table replaces the rowid.
+            rowid: if pk == 0 { self.rows[i].rowid } else { None },
             pk: self.keys.get(i * pk..(i + 1) * pk).unwrap_or(&[]),
         }
     }
@@ -285,7 +328,7 @@ fn read(
         }
     };
     drop(first);
-    let tables = side_tables(&manifest);
+    let (tables, _) = side_tables(&manifest, &ctx.opts.keys);
     let by_name: HashMap<Vec<u8>, usize> = manifest
         .tables
         .iter()
@@ -491,8 +534,14 @@ fn rows_from_spans(
         keys,
         ordered: true,
     };
+    // The verifier's order is that of the table's own key.
+    let within = if t.chosen_key {
+        (1..part.rows.len()).all(|i| part.key(i - 1, k).cmp(&part.key(i, k)).is_lt())
+    } else {
+        spans.ordered
+    };
     if let Some(last) = part.rows.len().checked_sub(1) {
-        part.ordered = spans.ordered
+        part.ordered = within
             && match last_key {
                 Some((lt, lk)) if *lt == table => lk.as_ref().cmp(&part.key(0, k)).is_lt(),
                 _ => true,

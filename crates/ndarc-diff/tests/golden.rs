@@ -299,13 +299,187 @@ fn after() -> Archive<'static> {
     }
 }
 
-/// Every format of the diff of the pair in `case`, with `opts`.
+/// The columns of `names`, all `TEXT` unless `name:TYPE`, the first the
+/// primary key when `pk`.
+fn cols(names: &[&str], pk: bool) -> &'static str {
+    let list: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let (n, ty) = n.split_once(':').unwrap_or((n, "TEXT"));
+            format!(
+                r#"{{"name":"{n}","type":"{ty}","notnull":0,"pk":{}}}"#,
+                u8::from(pk && i == 0)
+            )
+        })
+        .collect();
+    Box::leak(format!("[{}]", list.join(",")).into_boxed_str())
+}
+
+/// `columns`: a column added (`items.color`), dropped (`tags.weight`) and
+/// renamed (`people.fullname` → `people.name`), with rows changed only by
+/// that, rows with other changes too, and rows added and removed.
+fn columns_case(later: bool) -> Archive<'static> {
+    let (items_sql, items_cols, items_rows) = if later {
+        (
+            "CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT, color TEXT)",
+            cols(&["id:INTEGER", "name", "color"], true),
+            vec![
+                (None, r#"{"id":1,"name":"pen","color":"red"}"#),
+                (None, r#"{"id":2,"name":"mug","color":null}"#),
+                (None, r#"{"id":4,"name":"bag","color":"blue"}"#),
+            ],
+        )
+    } else {
+        (
+            "CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT)",
+            cols(&["id:INTEGER", "name"], true),
+            vec![
+                (None, r#"{"id":1,"name":"pen"}"#),
+                (None, r#"{"id":2,"name":"cup"}"#),
+                (None, r#"{"id":3,"name":"box"}"#),
+            ],
+        )
+    };
+    let (people_sql, people_cols, people_rows) = if later {
+        (
+            "CREATE TABLE people(id INTEGER PRIMARY KEY, name TEXT, age INTEGER)",
+            cols(&["id:INTEGER", "name", "age:INTEGER"], true),
+            vec![
+                (None, r#"{"id":1,"name":"Ada Lovelace","age":36}"#),
+                (None, r#"{"id":2,"name":"Bob","age":40}"#),
+            ],
+        )
+    } else {
+        (
+            "CREATE TABLE people(id INTEGER PRIMARY KEY, fullname TEXT, age INTEGER)",
+            cols(&["id:INTEGER", "fullname", "age:INTEGER"], true),
+            vec![
+                (None, r#"{"id":1,"fullname":"Ada","age":36}"#),
+                (None, r#"{"id":2,"fullname":"Bob","age":40}"#),
+            ],
+        )
+    };
+    let (tags_sql, tags_cols, tags_rows) = if later {
+        (
+            "CREATE TABLE tags(label TEXT)",
+            cols(&["label"], false),
+            vec![
+                (Some(1), r#"{"label":"red"}"#),
+                (Some(2), r#"{"label":"green"}"#),
+                (Some(3), r#"{"label":"blue"}"#),
+            ],
+        )
+    } else {
+        (
+            "CREATE TABLE tags(label TEXT, weight REAL)",
+            cols(&["label", "weight:REAL"], false),
+            vec![
+                (Some(1), r#"{"label":"red","weight":1}"#),
+                (Some(2), r#"{"label":"green","weight":0.5}"#),
+                (Some(3), r#"{"label":"blue","weight":null}"#),
+            ],
+        )
+    };
+    let table = |name, sql, columns, rowid_alias, rows| Table {
+        name,
+        sql,
+        columns,
+        deps: &[],
+        rowid_alias,
+        rows,
+    };
+    Archive {
+        tables: vec![
+            table("items", items_sql, items_cols, None, items_rows),
+            table("people", people_sql, people_cols, None, people_rows),
+            table("tags", tags_sql, tags_cols, Some("rowid"), tags_rows),
+        ],
+        objects: vec![],
+        payloads: vec![],
+        excluded_tables: &[],
+        excluded_columns: "{}",
+        configuration: &[],
+        exported_at: if later {
+            "2026-03-02T00:00:00.000Z"
+        } else {
+            "2026-03-01T00:00:00.000Z"
+        },
+        rows_per_part: 2,
+    }
+}
+
+/// `filters`: only rows, one object and one payload differ; the rowids of
+/// `tags` were renumbered (its labels identify its rows), `audit` gained
+/// a row.
+fn filters_case(later: bool) -> Archive<'static> {
+    let audit: Vec<(Option<i64>, &str)> = if later {
+        vec![
+            (Some(1), r#"{"at":1,"what":"a"}"#),
+            (Some(2), r#"{"at":2,"what":"b"}"#),
+            (Some(3), r#"{"at":3,"what":"c"}"#),
+        ]
+    } else {
+        vec![
+            (Some(1), r#"{"at":1,"what":"a"}"#),
+            (Some(2), r#"{"at":2,"what":"b"}"#),
+        ]
+    };
+    let tags: Vec<(Option<i64>, &str)> = if later {
+        vec![
+            (Some(10), r#"{"color":"cool","label":"blue"}"#),
+            (Some(11), r#"{"color":"cool","label":"green"}"#),
+            (Some(12), r#"{"color":"warm","label":"red"}"#),
+        ]
+    } else {
+        vec![
+            (Some(1), r#"{"color":"warm","label":"red"}"#),
+            (Some(2), r#"{"color":"cool","label":"green"}"#),
+            (Some(3), r#"{"color":"cool","label":"blue"}"#),
+        ]
+    };
+    Archive {
+        tables: vec![
+            Table {
+                name: "audit",
+                sql: "CREATE TABLE audit(at INTEGER, what TEXT)",
+                columns: cols(&["at:INTEGER", "what"], false),
+                deps: &[],
+                rowid_alias: Some("rowid"),
+                rows: audit,
+            },
+            Table {
+                name: "tags",
+                sql: "CREATE TABLE tags(label TEXT, color TEXT)",
+                columns: cols(&["label", "color"], false),
+                deps: &[],
+                rowid_alias: Some("rowid"),
+                rows: tags,
+            },
+        ],
+        objects: vec![("files", "a.txt", if later { b"two" } else { b"one" }, "{}")],
+        payloads: vec![("kv", if later { br#"{"a":1}"# } else { b"{}" })],
+        excluded_tables: &[],
+        excluded_columns: "{}",
+        configuration: &[],
+        exported_at: "2026-04-01T00:00:00.000Z",
+        rows_per_part: 2,
+    }
+}
+
+/// Every format of the diff of the pair in `case`, with `opts`, the
+/// contents of every added and removed row kept (as the CLI keeps them
+/// for JSON; text shows them only when asked).
 fn outputs(case: &Path, opts: &Options, suffix: &str, failures: &mut Vec<String>) {
     let (a, b) = (case.join("before.ndjson"), case.join("after.ndjson"));
+    let opts = Options {
+        row_contents: usize::MAX,
+        ..opts.clone()
+    };
     let d = diff_labeled(
         ("before.ndjson", Source::Path(&a)),
         ("after.ndjson", Source::Path(&b)),
-        opts,
+        &opts,
     )
     .expect("diff");
     let plain = RenderOptions::default();
@@ -327,6 +501,35 @@ fn outputs(case: &Path, opts: &Options, suffix: &str, failures: &mut Vec<String>
     let mut out = Vec::new();
     render::stat(&d, &plain, &mut out).unwrap();
     check(&case.join(format!("stat{suffix}.txt")), &out, failures);
+    // --stat in the other formats.
+    let mut out = Vec::new();
+    render::json_stat(&d, &mut out).unwrap();
+    check(&case.join(format!("stat{suffix}.json")), &out, failures);
+    let mut out = Vec::new();
+    render::markdown_stat(&d, &plain, &mut out).unwrap();
+    check(&case.join(format!("stat{suffix}.md")), &out, failures);
+    let mut out = Vec::new();
+    render::stat_sql(&d, &plain, &mut out).unwrap();
+    check(&case.join(format!("stat{suffix}.sql")), &out, failures);
+    // Added and removed rows with their contents.
+    let full = RenderOptions {
+        full_rows: true,
+        ..RenderOptions::default()
+    };
+    let mut out = Vec::new();
+    render::human(&d, &full, &mut out).unwrap();
+    check(
+        &case.join(format!("human-full-rows{suffix}.txt")),
+        &out,
+        failures,
+    );
+    let mut out = Vec::new();
+    render::markdown(&d, &full, &mut out).unwrap();
+    check(
+        &case.join(format!("markdown-full-rows{suffix}.md")),
+        &out,
+        failures,
+    );
 }
 
 #[test]
@@ -360,7 +563,30 @@ fn golden_outputs() {
         &build(&before(1)),
         &mut failures,
     );
+    let columns = root.join("columns");
+    check(
+        &columns.join("before.ndjson"),
+        &build(&columns_case(false)),
+        &mut failures,
+    );
+    check(
+        &columns.join("after.ndjson"),
+        &build(&columns_case(true)),
+        &mut failures,
+    );
+    let filters = root.join("filters");
+    check(
+        &filters.join("before.ndjson"),
+        &build(&filters_case(false)),
+        &mut failures,
+    );
+    check(
+        &filters.join("after.ndjson"),
+        &build(&filters_case(true)),
+        &mut failures,
+    );
     if bless() || failures.is_empty() {
+        outputs(&columns, &Options::default(), "", &mut failures);
         outputs(&changes, &Options::default(), "", &mut failures);
         outputs(
             &changes,
@@ -374,12 +600,15 @@ fn golden_outputs() {
             &mut failures,
         );
         outputs(&equal, &Options::default(), "", &mut failures);
-        // --max-rows 1.
+        // --max-rows 1: the rows shown, with their contents.
         let (a, b) = (changes.join("before.ndjson"), changes.join("after.ndjson"));
         let d = diff_labeled(
             ("before.ndjson", Source::Path(&a)),
             ("after.ndjson", Source::Path(&b)),
-            &Options::default(),
+            &Options {
+                row_contents: 1,
+                ..Options::default()
+            },
         )
         .unwrap();
         let mut out = Vec::new();
@@ -388,6 +617,7 @@ fn golden_outputs() {
             &RenderOptions {
                 colour: false,
                 max_rows: Some(1),
+                full_rows: false,
             },
             &mut out,
         )
@@ -425,4 +655,162 @@ fn golden_pairs_say_what_they_should() {
     let e = build(&before(1));
     let d = ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&e), &Options::default()).unwrap();
     assert!(d.equal && !d.has_differences());
+}
+
+#[test]
+fn columns_added_dropped_and_renamed_change_every_row() {
+    let a = build(&columns_case(false));
+    let b = build(&columns_case(true));
+    let opts = Options {
+        row_contents: usize::MAX,
+        ..Options::default()
+    };
+    let d = ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&b), &opts).unwrap();
+    let summary = |d: &ndarc_diff::Diff| -> Vec<(String, Vec<String>, Vec<bool>, String)> {
+        d.tables
+            .iter()
+            .map(|t| {
+                (
+                    t.name.clone(),
+                    t.changed.iter().map(|c| c.key.clone()).collect(),
+                    t.changed.iter().map(|c| c.columns_only).collect(),
+                    t.columns_reason(),
+                )
+            })
+            .collect()
+    };
+    let want = vec![
+        (
+            "items".to_string(),
+            vec!["[1]".to_string(), "[2]".to_string()],
+            vec![true, false],
+            "column color added".to_string(),
+        ),
+        (
+            "people".to_string(),
+            vec!["[1]".to_string(), "[2]".to_string()],
+            vec![false, true],
+            "column fullname renamed to name".to_string(),
+        ),
+        (
+            "tags".to_string(),
+            vec!["1".to_string(), "2".to_string(), "3".to_string()],
+            vec![true, true, true],
+            "column weight removed".to_string(),
+        ),
+    ];
+    assert_eq!(summary(&d), want);
+    let people = &d.tables[1];
+    assert_eq!(people.changed[0].cells[0].column, "name");
+    assert_eq!(d.schema.tables_changed[1].columns_renamed.len(), 1);
+    assert!(d.schema.tables_changed[1].columns_added.is_empty());
+    let items = &d.tables[0];
+    assert_eq!(items.added_rows.len(), 1);
+    assert_eq!(
+        ndarc_json::to_canonical_string(&items.removed_rows[0]),
+        r#"{"id":3,"name":"box"}"#
+    );
+    // The same when the rows of `items` are out of key order (matched
+    // through the index, not the merge).
+    let mut later = columns_case(true);
+    later.tables[0].rows.reverse();
+    later.rows_per_part = 1;
+    let b2 = build(&later);
+    let d2 = ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&b2), &opts).unwrap();
+    assert!(d2.tables[0].unordered);
+    assert_eq!(summary(&d2), want);
+    assert_eq!(d2.tables[0].added_rows, items.added_rows);
+    assert_eq!(d2.tables[0].removed_rows, items.removed_rows);
+    // Ignoring the added column: no row of `items` changes by columns.
+    let ign = Options {
+        ignore_columns: vec!["items.color".into()],
+        ..Options::default()
+    };
+    let d3 = ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&b), &ign).unwrap();
+    assert_eq!(d3.tables[0].changed.len(), 1);
+    assert!(!d3.tables[0].columns_differ());
+    // Without contents asked for, none are kept.
+    let d4 = ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&b), &Options::default()).unwrap();
+    assert!(d4.tables[0].added_rows.is_empty());
+}
+
+#[test]
+fn filters_leave_out_what_they_name_and_keys_can_be_chosen() {
+    let a = build(&filters_case(false));
+    let b = build(&filters_case(true));
+    let run = |o: Options| ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&b), &o);
+    let d = run(Options::default()).unwrap();
+    assert!(d.has_differences());
+    assert_eq!(d.tables.len(), 2);
+    // Every table ignored: the object and payload still differ.
+    let d = run(Options {
+        ignore_tables: vec!["*".into()],
+        ..Options::default()
+    })
+    .unwrap();
+    assert!(d.tables.is_empty() && d.has_differences());
+    // And ignoring those too leaves no difference (exit status 0).
+    let d = run(Options {
+        ignore_tables: vec!["*".into()],
+        ignore_objects: vec!["files/*".into()],
+        ignore_payloads: vec!["kv".into()],
+        ..Options::default()
+    })
+    .unwrap();
+    assert!(!d.has_differences(), "{:?}", d.tables);
+    assert_eq!(d.ignored.objects, ["files/a.txt"]);
+    assert_eq!(d.ignored.payloads, ["kv"]);
+    // --table: only the tables named.
+    let d = run(Options {
+        tables: vec!["AUD*".into()],
+        ..Options::default()
+    })
+    .unwrap();
+    let names: Vec<&str> = d.tables.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["audit"]);
+    assert_eq!(d.ignored.tables, ["tags"]);
+    // The rowids of tags were renumbered: by rowid, every row differs; by
+    // label, none.
+    let only_tags = |keys: Vec<(String, Vec<String>)>| Options {
+        tables: vec!["tags".into()],
+        ignore_objects: vec!["*".into()],
+        ignore_payloads: vec!["*".into()],
+        keys,
+        ..Options::default()
+    };
+    let d = run(only_tags(vec![])).unwrap();
+    assert!(d.has_differences());
+    let d = run(only_tags(vec![("TAGS".into(), vec!["label".into()])])).unwrap();
+    assert!(!d.has_differences(), "{:?}", d.tables);
+    // Matched by color (not unique), then by color and label.
+    let e = run(only_tags(vec![("tags".into(), vec!["color".into()])])).unwrap_err();
+    assert!(
+        matches!(&e, ndarc_diff::Error::KeyNotUnique { key, .. } if key == r#"["cool"]"#),
+        "{e}"
+    );
+    let d = run(only_tags(vec![(
+        "tags".into(),
+        vec!["color".into(), "label".into()],
+    )]))
+    .unwrap();
+    assert!(!d.has_differences());
+    let e = run(only_tags(vec![("tags".into(), vec!["nope".into()])])).unwrap_err();
+    assert!(matches!(e, ndarc_diff::Error::Key(_)), "{e}");
+    // Only the rowids differ: with the key chosen, no difference, though
+    // the contentHashes differ.
+    let mut later = filters_case(true);
+    let earlier = filters_case(false);
+    later.tables[0].rows = earlier.tables[0].rows.clone();
+    later.objects = earlier.objects.clone();
+    later.payloads = earlier.payloads.clone();
+    let c = build(&later);
+    let by_label = Options {
+        keys: vec![("tags".into(), vec!["label".into()])],
+        ..Options::default()
+    };
+    let d = ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&c), &by_label).unwrap();
+    assert!(!d.equal && !d.has_differences(), "{:?}", d.tables);
+    assert_eq!(d.ignored.keys, ["tags=label"]);
+    let d = ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&c), &Options::default()).unwrap();
+    assert!(d.has_differences());
 }

@@ -632,6 +632,7 @@ fn human_output_never_passes_control_characters_through() {
             &ndarc_diff::render::RenderOptions {
                 colour,
                 max_rows: None,
+                full_rows: false,
             },
             &mut out,
         )
@@ -655,4 +656,33 @@ fn human_output_never_passes_control_characters_through() {
             assert!(!text.contains('\x1b'));
         }
     }
+    // Removed rows written with their contents (row 5 holds an OSC title
+    // sequence): escaped too.
+    let after = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/diff/changes/after.ndjson"),
+    )
+    .unwrap();
+    let opts = Options {
+        row_contents: usize::MAX,
+        ..Options::default()
+    };
+    let d = run(&b, &after, &opts).unwrap();
+    let notes = d.tables.iter().find(|t| t.name == "notes").unwrap();
+    assert_eq!(notes.removed, ["5"]);
+    assert_eq!(notes.removed_rows.len(), 1);
+    let mut out = Vec::new();
+    ndarc_diff::render::human(
+        &d,
+        &ndarc_diff::render::RenderOptions {
+            colour: false,
+            max_rows: None,
+            full_rows: true,
+        },
+        &mut out,
+    )
+    .unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("  - 5  (body: "), "{text}");
+    assert!(!text.contains('\x1b') && !text.contains('\u{7}'), "{text}");
 }

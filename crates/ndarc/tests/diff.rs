@@ -171,3 +171,181 @@ fn output_file_is_written_atomically() {
     assert_eq!(ndarc(&args, &tmp, None).0, 2);
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+fn bless() -> bool {
+    std::env::var_os("NDARC_BLESS").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// `got` equals the golden file `case/file` (written when blessing: the
+/// `--format sql` goldens are made here, as the library's golden test
+/// cannot write patches).
+fn assert_golden(case: &str, file: &str, got: &str) {
+    if bless() {
+        std::fs::write(data(case, file), got).expect("bless");
+        return;
+    }
+    assert_eq!(
+        got,
+        golden(case, file),
+        "{case}/{file}; NDARC_BLESS=1 rewrites the sql goldens"
+    );
+}
+
+/// A column added, dropped and renamed: every format, `--stat` in every
+/// format, and `--full-rows`, against the goldens; `diffArchives`' answer
+/// (every row in both archives changed) in the JSON.
+#[test]
+fn column_changes_in_every_format() {
+    let dir = data("columns", "");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["diff", "before.ndjson", "after.ndjson"];
+        args.extend_from_slice(extra);
+        let (code, out, err) = ndarc(&args, &dir, None);
+        assert_eq!((code, err.as_str()), (1, ""), "{extra:?}");
+        out
+    };
+    for (extra, file) in [
+        (&[][..], "human.txt"),
+        (&["--format", "json"][..], "diff.json"),
+        (&["--format", "markdown"][..], "markdown.md"),
+        (&["--stat"][..], "stat.txt"),
+        (&["--stat", "--format", "json"][..], "stat.json"),
+        (&["--stat", "--format", "markdown"][..], "stat.md"),
+        (&["--stat", "--format", "sql"][..], "stat.sql"),
+        (&["--full-rows"][..], "human-full-rows.txt"),
+        (
+            &["--format", "markdown", "--full-rows"][..],
+            "markdown-full-rows.md",
+        ),
+    ] {
+        assert_eq!(run(extra), golden("columns", file), "{extra:?}");
+    }
+    assert_golden("columns", "patch.sql", &run(&["--format", "sql"]));
+    assert_golden("changes", "patch.sql", &{
+        let (code, out, _) = ndarc(
+            &["diff", "--format", "sql", "before.ndjson", "after.ndjson"],
+            &data("changes", ""),
+            None,
+        );
+        assert_eq!(code, 1);
+        out
+    });
+    // What diffArchives says: every row in both archives changed.
+    let json = run(&["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    let changed = |t: &str| -> Vec<String> {
+        v["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == t)
+            .unwrap()["changed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(changed("tags"), ["1", "2", "3"]);
+    assert_eq!(changed("items"), ["[1]", "[2]"]);
+    assert_eq!(changed("people"), ["[1]", "[2]"]);
+    let tags = &v["tables"][2];
+    assert_eq!(tags["columns"]["removed"][0], "weight");
+    assert_eq!(
+        v["tables"][1]["columns"]["renamed"][0]["before"],
+        "fullname"
+    );
+    assert_eq!(v["tables"][0]["addedRows"][0]["row"]["color"], "blue");
+    assert_eq!(v["stat"]["tables"][2]["columnsOnly"], 3);
+    // The human output stays short.
+    let human = run(&[]);
+    assert!(human.contains("table tags: 0 added, 0 removed, 3 changed (column weight removed)\n  3 rows changed only by the columns\n\n"));
+}
+
+/// --table, --ignore-object, --ignore-payload and --key decide the exit
+/// status; a --key that is not unique or names no column exits 2.
+#[test]
+fn filters_decide_the_exit_status() {
+    let dir = data("filters", "");
+    let status = |extra: &[&str]| {
+        let mut args = vec!["diff", "--quiet", "before.ndjson", "after.ndjson"];
+        args.extend_from_slice(extra);
+        ndarc(&args, &dir, None).0
+    };
+    assert_eq!(status(&[]), 1);
+    // Every table ignored: the changed object and payload still count.
+    assert_eq!(status(&["--ignore-table", "*"]), 1);
+    assert_eq!(
+        status(&["--ignore-table", "*", "--ignore-object", "files/*"]),
+        1
+    );
+    assert_eq!(
+        status(&[
+            "--ignore-table",
+            "*",
+            "--ignore-object",
+            "files/*",
+            "--ignore-payload",
+            "kv"
+        ]),
+        0
+    );
+    let quiet_tags = [
+        "--ignore-object",
+        "*",
+        "--ignore-payload",
+        "*",
+        "--table",
+        "tags",
+    ];
+    // tags' rowids were renumbered: different by rowid, equal by label.
+    assert_eq!(status(&quiet_tags), 1);
+    let mut by_label = quiet_tags.to_vec();
+    by_label.extend(["--key", "tags=label"]);
+    assert_eq!(status(&by_label), 0);
+    let mut by_color = quiet_tags.to_vec();
+    by_color.extend(["--key", "tags=color"]);
+    let (code, _, err) = ndarc(
+        &[&["diff", "before.ndjson", "after.ndjson"][..], &by_color].concat(),
+        &dir,
+        None,
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("two rows of table tags"), "{err}");
+    assert_eq!(status(&["--key", "tags=nope"]), 2);
+    assert_eq!(status(&["--key", "nope=label"]), 2);
+    assert_eq!(status(&["--key", "tags"]), 2);
+    assert_eq!(status(&["--key", "tags=label", "--format", "sql"]), 2);
+    // --table: only audit in the JSON.
+    let (code, out, _) = ndarc(
+        &[
+            "diff",
+            "--format",
+            "json",
+            "--table",
+            "audit",
+            "before.ndjson",
+            "after.ndjson",
+        ],
+        &dir,
+        None,
+    );
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["tables"].as_array().unwrap().len(), 1);
+    assert_eq!(v["tables"][0]["name"], "audit");
+    assert_eq!(v["tables"][0]["addedRows"][0]["row"]["what"], "c");
+    assert_eq!(v["ignored"]["tables"][0], "tags");
+    // Every flag has --help text.
+    let (_, help, _) = ndarc(&["diff", "--help"], &dir, None);
+    for flag in [
+        "--table",
+        "--ignore-object",
+        "--ignore-payload",
+        "--key",
+        "--full-rows",
+        "--stat",
+    ] {
+        assert!(help.contains(flag), "{flag}");
+    }
+}

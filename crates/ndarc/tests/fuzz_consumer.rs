@@ -570,4 +570,48 @@ fn scratch_directories_of_killed_runs_are_removed_by_the_next() {
         .collect();
     assert_eq!(left.len(), 2, "{left:?}");
     let _ = std::fs::remove_dir_all(&tmpdir);
+
+/// A consumer that checks the product rejects every generated archive
+/// ("valid rejected"); with --base, mutants of the user's own archive are
+/// fed, and it is fed once as the valid one.
+#[test]
+fn base_archive_feeds_mutants_of_the_users_export() {
+    let base =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/diff/columns/before.ndjson");
+    let base = base.to_str().unwrap();
+    let exec = r#"sh -c 'grep -q "\"product\":\"golden\"" "$1" && exec "$NDARC" verify -q "$1"' sh {archive}"#;
+    let args = |extra: &[&str]| -> Vec<String> {
+        [
+            "--exec", exec, "--runs", "6", "--seed", "3", "--format", "json",
+        ]
+        .iter()
+        .chain(extra)
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let run = |a: Vec<String>| fuzz(&a.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+    let generated = summary(&run(args(&[])));
+    assert_eq!(generated["validRejected"], 6, "{generated:#}");
+    let o = run(args(&["--base", base]));
+    let v = summary(&o);
+    assert_eq!(v["validRejected"], 0, "{v:#}");
+    assert_eq!(v["valid"]["fed"], 1);
+    assert_eq!(v["valid"]["accepted"], 1);
+    assert_eq!(v["mutants"]["fed"], 6);
+    assert_eq!(v["base"], base);
+    for p in v["problems"].as_array().unwrap() {
+        assert!(
+            VERIFIER_GAPS.contains(&p["mutation"].as_str().unwrap_or("")),
+            "{p:#}"
+        );
+    }
+    // An invalid base: exit 2 before anything runs.
+    let bad = tmp("bad-base");
+    std::fs::create_dir_all(&bad).unwrap();
+    let path = bad.join("bad.ndjson");
+    std::fs::write(&path, b"{\"kind\":\"manifest\"}\n").unwrap();
+    let o = run(args(&["--base", path.to_str().unwrap()]));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a valid archive"));
+    let _ = std::fs::remove_dir_all(&bad);
 }

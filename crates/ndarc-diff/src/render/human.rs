@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use ndarc_format::manifest::{Column, ObjectEntry};
 
-use super::{count, safe, show_value, summary, word_diff, Piece, RenderOptions};
+use super::{count, ignored_text, safe, show_value, summary, word_diff, Piece, RenderOptions};
 use crate::model::{Diff, EntryDiff, NameChanges, TableDiff};
 
 struct Out<'w> {
@@ -114,8 +114,24 @@ fn more(o: &mut Out<'_>, n: usize, what: &str) -> io::Result<()> {
     Ok(())
 }
 
+/// A row's contents for people: `(column: value, …)`, values as
+/// [`show_value`] writes them.
+pub(crate) fn row_text(row: &ndarc_json::OwnedValue) -> String {
+    match row {
+        ndarc_json::Value::Object(o) => {
+            let cells: Vec<String> = o
+                .sorted()
+                .into_iter()
+                .map(|(n, v)| format!("{n}: {}", show_value(v)))
+                .collect();
+            format!("({})", cells.join(", "))
+        }
+        other => show_value(other),
+    }
+}
+
 fn table(o: &mut Out<'_>, t: &TableDiff, opts: &RenderOptions, keys_only: bool) -> io::Result<()> {
-    let head = format!(
+    let mut head = format!(
         "{} {}: {} added, {} removed, {} changed",
         o.paint(Paint::Bold, "table"),
         o.paint(Paint::Bold, &t.name),
@@ -123,23 +139,25 @@ fn table(o: &mut Out<'_>, t: &TableDiff, opts: &RenderOptions, keys_only: bool) 
         t.removed.len(),
         t.changed.len()
     );
+    if t.columns_differ() {
+        // Column names from the archive: no control character passes.
+        head.push_str(&format!(" ({})", safe(&t.columns_reason(), false)));
+    }
     o.line(&head)?;
-    if let Some(sc) = &t.scope {
-        let mut bits = Vec::new();
-        if !sc.only_before.is_empty() {
-            bits.push(format!("only before: {}", sc.only_before.join(", ")));
-        }
-        if !sc.only_after.is_empty() {
-            bits.push(format!("only after: {}", sc.only_after.join(", ")));
-        }
-        if !sc.ignored.is_empty() {
-            bits.push(format!("ignored: {}", sc.ignored.join(", ")));
-        }
+    if let Some(sc) = t.scope.as_ref().filter(|sc| !sc.ignored.is_empty()) {
+        let t = o.paint(
+            Paint::Dim,
+            &format!("  columns ignored: {}", sc.ignored.join(", ")),
+        );
+        o.line(&t)?;
+    }
+    let only = t.columns_only();
+    if only > 0 {
         let t = o.paint(
             Paint::Dim,
             &format!(
-                "  rows compared on the columns both sides have; left out: {}",
-                bits.join("; ")
+                "  {} changed only by the columns",
+                count(only, "row", "rows")
             ),
         );
         o.line(&t)?;
@@ -152,17 +170,23 @@ fn table(o: &mut Out<'_>, t: &TableDiff, opts: &RenderOptions, keys_only: bool) 
         o.line(&t)?;
     }
     let cap = opts.max_rows.unwrap_or(usize::MAX);
-    for k in t.added.iter().take(cap) {
-        let l = o.paint(Paint::Green, &format!("  + {k}"));
-        o.line(&l)?;
+    for (list, rows, mark, paint, what) in [
+        (&t.added, &t.added_rows, '+', Paint::Green, "added"),
+        (&t.removed, &t.removed_rows, '-', Paint::Red, "removed"),
+    ] {
+        for (i, k) in list.iter().take(cap).enumerate() {
+            let text = match rows.get(i).filter(|_| opts.contents()) {
+                Some(r) => format!("  {mark} {k}  {}", row_text(r)),
+                None => format!("  {mark} {k}"),
+            };
+            let l = o.paint(paint, &text);
+            o.line(&l)?;
+        }
+        more(o, list.len().saturating_sub(cap), what)?;
     }
-    more(o, t.added.len().saturating_sub(cap), "added")?;
-    for k in t.removed.iter().take(cap) {
-        let l = o.paint(Paint::Red, &format!("  - {k}"));
-        o.line(&l)?;
-    }
-    more(o, t.removed.len().saturating_sub(cap), "removed")?;
-    for c in t.changed.iter().take(cap) {
+    let listed: Vec<&crate::model::RowChange> =
+        t.changed.iter().filter(|c| !c.columns_only).collect();
+    for c in listed.iter().take(cap) {
         let l = o.paint(Paint::Yellow, &format!("  ~ {}", c.key));
         o.line(&l)?;
         if keys_only {
@@ -195,7 +219,7 @@ fn table(o: &mut Out<'_>, t: &TableDiff, opts: &RenderOptions, keys_only: bool) 
             o.line(&line)?;
         }
     }
-    more(o, t.changed.len().saturating_sub(cap), "changed")
+    more(o, listed.len().saturating_sub(cap), "changed")
 }
 
 fn entries<T>(
@@ -339,6 +363,18 @@ pub fn human(d: &Diff, opts: &RenderOptions, w: &mut dyn Write) -> io::Result<()
                 );
                 o.line(&l)?;
             }
+            for (b, a) in &t.columns_renamed {
+                let l = o.paint(
+                    Paint::Yellow,
+                    &format!(
+                        "      ~ column {} renamed to {} {}",
+                        b.name,
+                        a.name,
+                        column_def(a)
+                    ),
+                );
+                o.line(&l)?;
+            }
             for c in &t.columns_changed {
                 let l = format!(
                     "      ~ column {}: {} → {}",
@@ -457,30 +493,8 @@ pub fn human(d: &Diff, opts: &RenderOptions, w: &mut dyn Write) -> io::Result<()
         o.line("")?;
     }
     if !d.ignored.is_empty() {
-        let mut bits = Vec::new();
-        if !d.ignored.table_patterns.is_empty() {
-            bits.push(format!(
-                "tables {} (matched: {})",
-                d.ignored.table_patterns.join(", "),
-                if d.ignored.tables.is_empty() {
-                    "none".into()
-                } else {
-                    d.ignored.tables.join(", ")
-                }
-            ));
-        }
-        if !d.ignored.column_patterns.is_empty() {
-            bits.push(format!(
-                "columns {} (matched: {})",
-                d.ignored.column_patterns.join(", "),
-                if d.ignored.columns.is_empty() {
-                    "none".into()
-                } else {
-                    d.ignored.columns.join(", ")
-                }
-            ));
-        }
-        let l = o.paint(Paint::Dim, &format!("ignored: {}", bits.join("; ")));
+        let text = ignored_text(d, &|s| s.to_string());
+        let l = o.paint(Paint::Dim, &format!("ignored: {text}"));
         o.line(&l)?;
     }
     let l = o.paint(Paint::Bold, &summary(d));

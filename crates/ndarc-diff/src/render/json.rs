@@ -130,6 +130,7 @@ fn table(t: &TableDiff) -> OwnedValue {
                     .map(|c| {
                         obj(vec![
                             ("key", s(&c.key)),
+                            ("columnsOnly", Value::Bool(c.columns_only)),
                             (
                                 "cells",
                                 Value::Array(
@@ -151,6 +152,33 @@ fn table(t: &TableDiff) -> OwnedValue {
             ),
         ),
     ];
+    let contents = |keys: &[String], rows: &[OwnedValue]| {
+        Value::Array(
+            keys.iter()
+                .zip(rows)
+                .map(|(k, r)| obj(vec![("key", s(k)), ("row", r.clone())]))
+                .collect(),
+        )
+    };
+    m.push(("addedRows", contents(&t.added, &t.added_rows)));
+    m.push(("removedRows", contents(&t.removed, &t.removed_rows)));
+    let sc = t.scope.clone().unwrap_or_default();
+    m.push((
+        "columns",
+        obj(vec![
+            ("added", strings(&sc.only_after)),
+            ("removed", strings(&sc.only_before)),
+            (
+                "renamed",
+                Value::Array(
+                    sc.renamed
+                        .iter()
+                        .map(|(b, a)| obj(vec![("before", s(b)), ("after", s(a))]))
+                        .collect(),
+                ),
+            ),
+        ]),
+    ));
     if let Some(sc) = &t.scope {
         m.push((
             "comparedColumns",
@@ -203,7 +231,12 @@ fn opt_name(n: &Option<String>) -> OwnedValue {
 /// `payloads`, `configurationChanged`) plus `changedRows` (cells) per
 /// table, `schema`, `objectChanges`, `payloadChanges`, `configuration`,
 /// `excludedTables`, `excludedColumns`, `before`, `after`, `verified`,
-/// `keysOnly`, `ignored`, `orderOnly` and `differences`.
+/// `keysOnly`, `ignored`, `orderOnly`, `differences` and `stat` (counts,
+/// see [`stat_value`](super::stat_value)). Each table also has
+/// `addedRows` and `removedRows` (`{key, row}`: the contents kept),
+/// `columns` (`added`, `removed`, `renamed[{before, after}]`: how the
+/// rows' columns differ, which makes every row in both changed) and
+/// `columnsOnly` on each changed row.
 pub fn value(d: &Diff) -> OwnedValue {
     let schema = obj(vec![
         (
@@ -230,6 +263,17 @@ pub fn value(d: &Diff) -> OwnedValue {
                             (
                                 "columnsRemoved",
                                 Value::Array(t.columns_removed.iter().map(column).collect()),
+                            ),
+                            (
+                                "columnsRenamed",
+                                Value::Array(
+                                    t.columns_renamed
+                                        .iter()
+                                        .map(|(b, a)| {
+                                            obj(vec![("before", column(b)), ("after", column(a))])
+                                        })
+                                        .collect(),
+                                ),
                             ),
                             (
                                 "columnsChanged",
@@ -288,6 +332,7 @@ pub fn value(d: &Diff) -> OwnedValue {
         ("payloads", keyed(&d.payloads, payload_key)),
         ("configurationChanged", Value::Bool(d.configuration_changed)),
         ("differences", Value::Bool(d.has_differences())),
+        ("stat", super::stat::stat_value(d)),
         ("verified", Value::Bool(d.verified)),
         ("keysOnly", Value::Bool(d.keys_only)),
         ("orderOnly", Value::Bool(d.order_only)),
@@ -317,9 +362,15 @@ pub fn value(d: &Diff) -> OwnedValue {
             "ignored",
             obj(vec![
                 ("tablePatterns", strings(&d.ignored.table_patterns)),
+                ("onlyTablePatterns", strings(&d.ignored.only_table_patterns)),
                 ("columnPatterns", strings(&d.ignored.column_patterns)),
+                ("objectPatterns", strings(&d.ignored.object_patterns)),
+                ("payloadPatterns", strings(&d.ignored.payload_patterns)),
                 ("tables", strings(&d.ignored.tables)),
                 ("columns", strings(&d.ignored.columns)),
+                ("objects", strings(&d.ignored.objects)),
+                ("payloads", strings(&d.ignored.payloads)),
+                ("keys", strings(&d.ignored.keys)),
             ]),
         ),
     ])

@@ -2,8 +2,9 @@
 
 use std::io::{self, Write};
 
-use super::human::{column_def, names_text, object_fields};
-use super::{count, show_value, summary, word_diff, Piece, RenderOptions};
+use super::human::{column_def, names_text, object_fields, row_text};
+use super::stat::stat_lines;
+use super::{count, ignored_text, show_value, summary, word_diff, Piece, RenderOptions};
 use crate::model::{Diff, TableDiff};
 
 /// Text safe in a Markdown table cell or paragraph: HTML special
@@ -46,44 +47,50 @@ fn rows_section(
     opts: &RenderOptions,
     keys_only: bool,
 ) -> io::Result<()> {
+    let why = if t.columns_differ() {
+        format!(" ({})", esc(&t.columns_reason()))
+    } else {
+        String::new()
+    };
     writeln!(
         w,
-        "<details><summary>{}: {} added, {} removed, {} changed</summary>\n",
+        "<details><summary>{}: {} added, {} removed, {} changed{why}</summary>\n",
         code(&t.name),
         t.added.len(),
         t.removed.len(),
         t.changed.len()
     )?;
-    if let Some(sc) = &t.scope {
-        let mut bits = Vec::new();
-        for (what, l) in [
-            ("only before", &sc.only_before),
-            ("only after", &sc.only_after),
-            ("ignored", &sc.ignored),
-        ] {
-            if !l.is_empty() {
-                bits.push(format!(
-                    "{what}: {}",
-                    l.iter().map(|c| code(c)).collect::<Vec<_>>().join(", ")
-                ));
-            }
-        }
+    if let Some(sc) = t.scope.as_ref().filter(|sc| !sc.ignored.is_empty()) {
         writeln!(
             w,
-            "Rows compared on the columns both sides have; left out: {}.\n",
-            bits.join("; ")
+            "Columns ignored: {}.\n",
+            sc.ignored
+                .iter()
+                .map(|c| code(c))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )?;
+    }
+    let only = t.columns_only();
+    if only > 0 {
+        writeln!(
+            w,
+            "{} changed only by the columns.\n",
+            count(only, "row", "rows")
         )?;
     }
     let cap = opts.max_rows.unwrap_or(usize::MAX);
-    if !t.changed.is_empty() {
+    let listed: Vec<&crate::model::RowChange> =
+        t.changed.iter().filter(|c| !c.columns_only).collect();
+    if !listed.is_empty() {
         if keys_only {
             writeln!(w, "| Changed key |\n|---|")?;
-            for c in t.changed.iter().take(cap) {
+            for c in listed.iter().take(cap) {
                 writeln!(w, "| {} |", code(&c.key))?;
             }
         } else {
             writeln!(w, "| Key | Column | Before | After |\n|---|---|---|---|")?;
-            for c in t.changed.iter().take(cap) {
+            for c in listed.iter().take(cap) {
                 for (i, cell) in c.cells.iter().enumerate() {
                     let key = if i == 0 { code(&c.key) } else { String::new() };
                     let (before, after) = match word_diff(&cell.before, &cell.after) {
@@ -111,13 +118,29 @@ fn rows_section(
                 }
             }
         }
-        if t.changed.len() > cap {
-            writeln!(w, "\n… and {} more changed", t.changed.len() - cap)?;
+        if listed.len() > cap {
+            writeln!(w, "\n… and {} more changed", listed.len() - cap)?;
         }
         writeln!(w)?;
     }
-    for (what, list) in [("Added", &t.added), ("Removed", &t.removed)] {
+    for (what, list, rows) in [
+        ("Added", &t.added, &t.added_rows),
+        ("Removed", &t.removed, &t.removed_rows),
+    ] {
         if list.is_empty() {
+            continue;
+        }
+        if opts.contents() && !rows.is_empty() {
+            // Keys with their contents, one per line.
+            writeln!(w, "| {what} key | Row |\n|---|---|")?;
+            for (i, k) in list.iter().take(cap).enumerate() {
+                let row = rows.get(i).map_or(String::new(), |r| code(&row_text(r)));
+                writeln!(w, "| {} | {row} |", code(k))?;
+            }
+            if list.len() > cap {
+                writeln!(w, "\n… and {} more", list.len() - cap)?;
+            }
+            writeln!(w)?;
             continue;
         }
         let shown: Vec<String> = list.iter().take(cap).map(|k| code(k)).collect();
@@ -130,10 +153,23 @@ fn rows_section(
     writeln!(w, "</details>\n")
 }
 
-/// Writes a heading, the summary, a table of counts, then `<details>`
-/// sections for schema changes, each table's rows, objects and payloads,
-/// and configuration.
-pub fn markdown(d: &Diff, opts: &RenderOptions, w: &mut dyn Write) -> io::Result<()> {
+/// `--stat --format markdown`: the heading, the summary and a table of the
+/// `--stat` lines (per table, per column, schema, objects and payloads
+/// with bytes, configuration).
+pub fn markdown_stat(d: &Diff, _opts: &RenderOptions, w: &mut dyn Write) -> io::Result<()> {
+    heading(d, w)?;
+    let lines = stat_lines(d);
+    if !lines.is_empty() {
+        writeln!(w, "| | Changes |\n|---|---|")?;
+        for (n, c) in lines {
+            writeln!(w, "| {} | {} |", code(&n), esc(&c))?;
+        }
+        writeln!(w)?;
+    }
+    Ok(())
+}
+
+fn heading(d: &Diff, w: &mut dyn Write) -> io::Result<()> {
     writeln!(
         w,
         "### ndarc diff: {} → {}\n",
@@ -158,7 +194,14 @@ pub fn markdown(d: &Diff, opts: &RenderOptions, w: &mut dyn Write) -> io::Result
                 .unwrap_or(&d.after.content_hash)
         ),
         if d.verified { "" } else { "; not verified" }
-    )?;
+    )
+}
+
+/// Writes a heading, the summary, a table of counts, then `<details>`
+/// sections for schema changes, each table's rows, objects and payloads,
+/// and configuration.
+pub fn markdown(d: &Diff, opts: &RenderOptions, w: &mut dyn Write) -> io::Result<()> {
+    heading(d, w)?;
     if !d.has_differences() {
         return Ok(());
     }
@@ -239,6 +282,15 @@ pub fn markdown(d: &Diff, opts: &RenderOptions, w: &mut dyn Write) -> io::Result
                     "  - column removed: {} {}",
                     code(&c.name),
                     code(&column_def(c))
+                )?;
+            }
+            for (b, a) in &t.columns_renamed {
+                writeln!(
+                    w,
+                    "  - column renamed: {} → {} {}",
+                    code(&b.name),
+                    code(&a.name),
+                    code(&column_def(a))
                 )?;
             }
             for c in &t.columns_changed {
@@ -367,14 +419,7 @@ pub fn markdown(d: &Diff, opts: &RenderOptions, w: &mut dyn Write) -> io::Result
         )?;
     }
     if !d.ignored.is_empty() {
-        writeln!(
-            w,
-            "Ignored: tables {} (matched {}), columns {} (matched {}).",
-            code(&d.ignored.table_patterns.join(", ")),
-            code(&d.ignored.tables.join(", ")),
-            code(&d.ignored.column_patterns.join(", ")),
-            code(&d.ignored.columns.join(", "))
-        )?;
+        writeln!(w, "Ignored: {}.", ignored_text(d, &|s| code(s)))?;
     }
     Ok(())
 }

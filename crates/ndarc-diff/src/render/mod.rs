@@ -1,12 +1,14 @@
-//! Writing a [`Diff`](crate::Diff) for people and tools.
+//! Writing a [`Diff`] for people and tools.
 //!
 //! - [`human`]: per table a summary line, then the changes; changed cells
 //!   as `column: before → after`, long text as an inline word diff;
 //!   optional ANSI colour.
-//! - [`json`]: one JSON document, a superset of `diffArchives`' result.
+//! - [`json()`]: one JSON document, a superset of `diffArchives`' result.
 //! - [`markdown`]: a summary table and `<details>` sections, for CI job
 //!   summaries and pull-request comments.
-//! - [`stat`]: counts per table only.
+//! - [`stat`]: counts per table and column, also as JSON
+//!   ([`json_stat`]), Markdown ([`markdown_stat`]) and SQL comments
+//!   ([`stat_sql`]).
 
 mod human;
 pub mod json;
@@ -20,8 +22,8 @@ use ndarc_json::Value;
 use crate::Diff;
 
 pub use human::human;
-pub use markdown::markdown;
-pub use stat::stat;
+pub use markdown::{markdown, markdown_stat};
+pub use stat::{column_counts, stat, stat_json_value, stat_sql, stat_value};
 
 /// How text output is written.
 #[derive(Debug, Clone, Default)]
@@ -29,8 +31,19 @@ pub struct RenderOptions {
     /// Use ANSI colour (the caller decides: a terminal, no `NO_COLOR`).
     pub colour: bool,
     /// Rows shown per table and kind (added, removed, changed) before
-    /// "… and N more"; `None` shows all.
+    /// "… and N more"; `None` shows all. The contents of the added and
+    /// removed rows shown are written when the diff kept them.
     pub max_rows: Option<usize>,
+    /// Write the contents of every added and removed row the diff kept
+    /// (`--full-rows`), not only their keys.
+    pub full_rows: bool,
+}
+
+impl RenderOptions {
+    /// Whether added and removed rows are shown with their contents.
+    pub(crate) fn contents(&self) -> bool {
+        self.full_rows || self.max_rows.is_some()
+    }
 }
 
 /// Writes the JSON document (indented, members in canonical order) and a
@@ -38,6 +51,14 @@ pub struct RenderOptions {
 pub fn json(d: &Diff, out: &mut dyn Write) -> io::Result<()> {
     let mut buf = Vec::new();
     json::write_pretty(&json::value(d), &mut buf);
+    out.write_all(&buf)
+}
+
+/// `--stat --format json`: `{equal, product, differences, stat}`,
+/// indented as [`json()`] writes.
+pub fn json_stat(d: &Diff, out: &mut dyn Write) -> io::Result<()> {
+    let mut buf = Vec::new();
+    json::write_pretty(&stat_json_value(d), &mut buf);
     out.write_all(&buf)
 }
 
@@ -183,6 +204,54 @@ pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
 /// found: an order is only one of the causes, as the closing's hash and the
 /// manifest's counts were not checked against the lines.
 const UNVERIFIED_HASHES: &str = "not verified: rows in a different order, or a manifest count or closing hash that does not match the lines";
+
+/// What was ignored, for people: `tables audit_* (matched: audit_log);
+/// objects files/tmp/* (matched: none)`, one part per kind of pattern
+/// given (`--table` patterns as `all but PATTERN`), `fmt` writing each
+/// list of patterns or names.
+pub(crate) fn ignored_text(d: &Diff, fmt: &dyn Fn(&str) -> String) -> String {
+    let i = &d.ignored;
+    let mut tables = Vec::new();
+    if !i.table_patterns.is_empty() {
+        tables.push(fmt(&i.table_patterns.join(", ")));
+    }
+    if !i.only_table_patterns.is_empty() {
+        tables.push(format!(
+            "all but {}",
+            fmt(&i.only_table_patterns.join(", "))
+        ));
+    }
+    let tables = tables.join(", ");
+    let mut bits = Vec::new();
+    for (what, patterns, matched) in [
+        ("tables", tables, &i.tables),
+        ("columns", fmt(&i.column_patterns.join(", ")), &i.columns),
+        ("objects", fmt(&i.object_patterns.join(", ")), &i.objects),
+        ("payloads", fmt(&i.payload_patterns.join(", ")), &i.payloads),
+    ] {
+        let given = match what {
+            "tables" => !patterns.is_empty(),
+            "columns" => !i.column_patterns.is_empty(),
+            "objects" => !i.object_patterns.is_empty(),
+            _ => !i.payload_patterns.is_empty(),
+        };
+        if !given {
+            continue;
+        }
+        bits.push(format!(
+            "{what} {patterns} (matched: {})",
+            if matched.is_empty() {
+                "none".to_string()
+            } else {
+                fmt(&matched.join(", "))
+            }
+        ));
+    }
+    if !i.keys.is_empty() {
+        bits.push(format!("rows matched by {}", fmt(&i.keys.join(", "))));
+    }
+    bits.join("; ")
+}
 
 /// The one-line summary of a diff.
 pub(crate) fn summary(d: &Diff) -> String {

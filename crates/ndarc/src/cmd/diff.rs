@@ -42,22 +42,38 @@ Examples:
   Ignore noise: audit tables and every updated_at column:
     ndarc diff --ignore-table 'audit_*' --ignore-column '*.updated_at' a.ndjson b.ndjson
 
-  Counts per table only; keys without cell detail; machine-readable:
+  Only some tables; leave out thumbnails and a cache payload:
+    ndarc diff --table 'users' --table 'orders*' a.ndjson b.ndjson
+    ndarc diff --ignore-object 'thumbs/*' --ignore-payload 'kv cache' a.ndjson b.ndjson
+
+  Match the rows of a rowid table by some columns (as daff --ids):
+    ndarc diff --key tags=label a.ndjson b.ndjson
+
+  Added and removed rows with their contents:
+    ndarc diff --full-rows a.ndjson b.ndjson
+
+  Counts per table and column, in any format; keys without cell detail;
+  machine-readable:
     ndarc diff --stat a.ndjson b.ndjson
+    ndarc diff --stat --format json a.ndjson b.ndjson
     ndarc diff --keys-only --format json a.ndjson b.ndjson > diff.json
 
   One side from standard input:
     curl -s https://example.invalid/export | ndarc diff saved.ndjson -
 
 Rows are matched by row key: the primary-key values in pk order as canonical
-JSON (`[1,\"a\"]`), or the rowid (`7`). Both inputs are verified while read
+JSON (`[1,\"a\"]`), or the rowid (`7`), or the --key columns. As in the
+producer's diffArchives, a column added, removed or renamed changes every row
+in both archives; the output says why (`3 changed (column weight removed)`)
+and lists only the rows whose other cells changed too. Both inputs are verified while read
 (every rule of `ndarc verify`); an invalid input is an error (exit 2) unless
 --no-verify. Archives of different products are refused unless
 --allow-product-mismatch.
 
-Exit status (as diff(1)): 0 no differences (outside what is ignored),
-1 differences, 2 could not run (usage, I/O, an invalid input, different
-products).";
+Exit status (as diff(1)): 0 no differences (outside what is ignored or
+filtered out by --table, --ignore-*), 1 differences, 2 could not run
+(usage, I/O, an invalid input, different products, a --key that is not
+unique).";
 
 /// Arguments of `ndarc diff`.
 #[derive(Debug, clap::Args)]
@@ -84,8 +100,11 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
 
-    /// Counts per table only (like `git diff --stat`).
-    #[arg(long, conflicts_with = "format")]
+    /// Counts only (like `git diff --stat`): per table, per column (changed
+    /// cells), objects and payloads (with bytes). Works with every
+    /// --format: json writes {equal, product, differences, stat}, markdown
+    /// a table, sql the counts as `--` comments.
+    #[arg(long)]
     pub stat: bool,
 
     /// Leave out tables matching PATTERN (`*` and `?`, ASCII case ignored);
@@ -93,15 +112,43 @@ pub struct Args {
     #[arg(long, value_name = "PATTERN")]
     pub ignore_table: Vec<String>,
 
+    /// Compare only the tables matching PATTERN (globs as --ignore-table),
+    /// leaving out every other table as --ignore-table does; repeatable.
+    #[arg(long, value_name = "PATTERN")]
+    pub table: Vec<String>,
+
     /// Leave out columns matching TABLE.COLUMN (globs, e.g. `*.updated_at`);
     /// repeatable.
     #[arg(long, value_name = "TABLE.COLUMN")]
     pub ignore_column: Vec<String>,
 
+    /// Leave out bucket objects whose `BUCKET/KEY` matches PATTERN (globs,
+    /// e.g. `thumbnails/*`); repeatable.
+    #[arg(long, value_name = "PATTERN")]
+    pub ignore_object: Vec<String>,
+
+    /// Leave out payloads whose name matches PATTERN (globs); repeatable.
+    #[arg(long, value_name = "PATTERN")]
+    pub ignore_payload: Vec<String>,
+
+    /// Match the rows of TABLE by the columns COL,COL (as daff's --ids),
+    /// in place of its rowid (or primary key): for a rowid table whose
+    /// rowids differ between exports. The columns must identify a row on
+    /// each side (exit 2 otherwise). Not with --format sql. Repeatable.
+    #[arg(long, value_name = "TABLE=COL,COL", value_parser = parse_key)]
+    pub key: Vec<(String, Vec<String>)>,
+
     /// Rows shown per table and kind (added, removed, changed) in human and
-    /// markdown output, then "… and N more".
+    /// markdown output, then "… and N more"; the added and removed rows
+    /// shown are written with their contents.
     #[arg(long, value_name = "N")]
     pub max_rows: Option<usize>,
+
+    /// Write the contents of every added and removed row in human and
+    /// markdown output, not only their keys (JSON always has them, as
+    /// `addedRows` and `removedRows`). The contents are held in memory.
+    #[arg(long)]
+    pub full_rows: bool,
 
     /// Changed rows by key only, without cell detail.
     #[arg(long)]
@@ -136,6 +183,18 @@ pub struct Args {
     /// `-o FILE` and `--force`.
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// Parses `TABLE=COL,COL`.
+fn parse_key(s: &str) -> Result<(String, Vec<String>), String> {
+    let (table, cols) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected TABLE=COL,COL, got {s:?}"))?;
+    let cols: Vec<String> = cols.split(',').map(|c| c.trim().to_string()).collect();
+    if table.trim().is_empty() || cols.iter().any(String::is_empty) {
+        return Err(format!("expected TABLE=COL,COL, got {s:?}"));
+    }
+    Ok((table.trim().to_string(), cols))
 }
 
 fn source(path: &Path) -> Source<'_> {
@@ -212,6 +271,11 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     if let Some(dest) = &args.output.output {
         refuse_input(dest, &[&args.before, &args.after])?;
     }
+    if !args.key.is_empty() && args.format == Format::Sql && !args.stat {
+        return Err(Failure::new(
+            "--key cannot be used with --format sql: the patch addresses rows by their own key",
+        ));
+    }
     let mut verify = ndarc_verify::Options {
         max_errors: args.max_errors.max_errors,
         max_line: args.limits.max_line_bytes,
@@ -221,10 +285,24 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     if !args.accept_format.is_empty() {
         verify.formats = args.accept_format.clone();
     }
+    // Contents of added and removed rows are kept only where they are
+    // written: always in JSON, in human and markdown output with
+    // --full-rows or up to --max-rows.
+    let row_contents = match (args.stat, args.format) {
+        (true, _) | (_, Format::Sql) => 0,
+        (false, Format::Json) => usize::MAX,
+        _ if args.full_rows => usize::MAX,
+        _ => args.max_rows.unwrap_or(0),
+    };
     let opts = ndarc_diff::Options {
         ignore_tables: args.ignore_table.clone(),
+        tables: args.table.clone(),
+        ignore_objects: args.ignore_object.clone(),
+        ignore_payloads: args.ignore_payload.clone(),
+        keys: args.key.clone(),
         ignore_columns: args.ignore_column.clone(),
         keys_only: args.keys_only,
+        row_contents,
         no_verify: args.no_verify,
         allow_product_mismatch: args.allow_product_mismatch,
         verify,
@@ -284,11 +362,17 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     let render_opts = RenderOptions {
         colour: to_stdout && ctx.colour.stdout && !args.stat && args.format == Format::Human,
         max_rows: args.max_rows,
+        full_rows: args.full_rows,
     };
     let mut out = args.output.open(FileMode::Umask)?;
     let mut buf = Vec::new();
     let written = if args.stat {
-        render::stat(&d, &render_opts, &mut buf)
+        match args.format {
+            Format::Human => render::stat(&d, &render_opts, &mut buf),
+            Format::Json => render::json_stat(&d, &mut buf),
+            Format::Markdown => render::markdown_stat(&d, &render_opts, &mut buf),
+            Format::Sql => render::stat_sql(&d, &render_opts, &mut buf),
+        }
     } else {
         match args.format {
             Format::Human => render::human(&d, &render_opts, &mut buf),

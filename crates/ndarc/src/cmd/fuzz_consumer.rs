@@ -46,6 +46,9 @@ Examples:
   Only some rules, machine-readable:
     ndarc fuzz-consumer --exec 'node check.js' --codes sha256_mismatch,content_hash_mismatch --format json
 
+  Mutants of your own export (an importer that checks the product or schema):
+    ndarc fuzz-consumer --exec './import --dry-run {archive}' --base export.ndjson --runs 100
+
   ndarc's own verifier agrees with the format (no disagreement):
     ndarc fuzz-consumer --exec 'ndarc verify -q {archive}'
 
@@ -70,6 +73,10 @@ one rule (the rules taken in turn, in a seed-chosen order), and runs the command
 archive must be accepted (exit 0) and a mutant rejected (non-zero exit): an invalid archive \
 accepted or a valid one rejected is a disagreement. A consumer killed by a signal is a crash; one \
 still running after --timeout seconds is a time-out, and its whole process group is killed.
+
+With --base ARCHIVE, the mutants are made from that archive (the user's own export, for a \
+consumer that checks the product or schema) instead of generated ones; it is fed once as the \
+valid archive.
 
 Archives are written to a private temporary directory (ndarc-fuzz-consumer-PID-… in TMPDIR) \
 and removed afterwards, or by the next run if this one is killed outright; with --outdir, \
@@ -108,6 +115,12 @@ pub struct Args {
     /// every error code a file can show.
     #[arg(long, value_name = "CODES", value_delimiter = ',')]
     pub codes: Vec<String>,
+    /// Make the mutants from this archive (the user's own export, held in
+    /// memory; at most 256M) instead of generated ones, for a consumer
+    /// that checks the product or the schema: it must be valid; it is fed
+    /// once as the valid archive, and each run feeds one mutant of it.
+    #[arg(long, value_name = "ARCHIVE")]
+    pub base: Option<PathBuf>,
     /// Keep at most this many bytes of the consumer's standard output and
     /// error per archive in the report (K, M suffixes; at most 1M).
     #[arg(long, default_value = "2000", value_name = "BYTES", value_parser = parse_max_output)]
@@ -540,6 +553,41 @@ fn code_order(args: &Args) -> Result<Vec<Code>, Failure> {
     Ok(codes)
 }
 
+/// The largest `--base` archive: it is held in memory with a mutant.
+const MAX_BASE_BYTES: u64 = 256 << 20;
+
+/// The `--base` archive, read and verified (not valid: exit 2).
+fn read_base(path: &Path) -> Result<Vec<u8>, Failure> {
+    let file = fs::File::open(path).map_err(|e| Failure::path("cannot read", path, &e))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_BASE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Failure::path("cannot read", path, &e))?;
+    if bytes.len() as u64 > MAX_BASE_BYTES {
+        return Err(Failure::new(format!(
+            "--base {}: larger than 256M; mutants are made in memory",
+            path.display()
+        )));
+    }
+    let report = ndarc_verify::verify_bytes(&bytes, &ndarc_verify::Options::default());
+    if !report.is_valid(false) {
+        let first = report
+            .findings
+            .iter()
+            .find(|f| f.severity == Severity::Error)
+            .map_or(String::new(), |f| {
+                format!("; line {}: {}: {}", f.line, f.code, f.message)
+            });
+        return Err(Failure::new(format!(
+            "--base {}: not a valid archive ({} errors{first}); `ndarc verify {}` lists them",
+            path.display(),
+            report.errors,
+            term::shell_word(&path.display().to_string())
+        )));
+    }
+    Ok(bytes)
+}
+
 /// Runs `ndarc fuzz-consumer`.
 pub fn run(args: Args, ctx: &Context) -> CmdResult {
     let words = split_words(&args.exec).map_err(|e| Failure::new(format!("--exec: {e}")))?;
@@ -550,14 +598,23 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     if let Some(dir) = &args.outdir {
         prepare_outdir(dir, args.force)?;
     }
+    let base = args.base.as_deref().map(read_base).transpose()?;
     let scratch = Scratch::new()?;
     let timeout = Duration::from_secs_f64(args.timeout);
     let mut fed: Vec<Fed> = Vec::new();
     let mut next_code = 0usize;
     for run in 0..args.runs {
         let opts = run_options(derive(args.seed, run));
-        let (valid, _) = generate_vec(&opts)
-            .map_err(|e| Failure::new(format!("cannot generate run {run}: {e}")))?;
+        // The user's archive, or one generated for the run.
+        let (valid, gen_seed) = match &base {
+            Some(b) => (b.clone(), 0),
+            None => (
+                generate_vec(&opts)
+                    .map_err(|e| Failure::new(format!("cannot generate run {run}: {e}")))?
+                    .0,
+                opts.seed,
+            ),
+        };
         let mut mutant = None;
         for _ in 0..codes.len() {
             let code = codes[next_code % codes.len()];
@@ -567,7 +624,12 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
                 break;
             }
         }
-        let mut feed = vec![(None, valid)];
+        // A --base archive is fed once, in run 0.
+        let mut feed = if base.is_none() || run == 0 {
+            vec![(None, valid)]
+        } else {
+            Vec::new()
+        };
         if let Some(m) = mutant {
             let bytes = m.bytes.clone();
             feed.push((Some(m), bytes));
@@ -584,7 +646,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
                 .map_err(|e| Failure::io(format_args!("cannot run {}", words[0]), &e))?;
             let mut f = Fed {
                 run,
-                gen_seed: opts.seed,
+                gen_seed,
                 mutant: m,
                 outcome,
                 file,
@@ -651,6 +713,7 @@ fn report(
         "command": words,
         "runs": args.runs,
         "seed": args.seed,
+        "base": args.base.as_ref().map(|p| p.display().to_string()),
         "timeoutSeconds": args.timeout,
         "archives": fed.len(),
         "valid": tally(false),

@@ -370,6 +370,7 @@ fn difference(expected: &[u8], actual: &[u8]) -> String {
     let ro = ndarc_diff::render::RenderOptions {
         colour: false,
         max_rows: Some(3),
+        full_rows: false,
     };
     if ndarc_diff::render::human(&d, &ro, &mut buf).is_err() {
         return "cannot render the difference".to_string();

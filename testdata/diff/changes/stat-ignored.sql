@@ -1,0 +1,9 @@
+-- ndarc diff --stat: from before.ndjson to after.ndjson
+--  legacy                     | +0 -0 ~1
+--  notes                      | +1 -1 ~0
+--  users                      | +0 -0 ~2 (column bio removed)
+--  (objects)                  | +1 -1 ~1 (bytes: +4 -4 ~14)
+--  (payloads)                 | +0 -0 ~1 (bytes: +0 -0 ~7)
+--  (requiredConfiguration)    | +1 -0
+--  (excludedColumns of users) | +1 -0
+-- 3 tables with row changes (1 added, 1 removed, 3 changed); objects: 1 added, 1 removed, 1 changed; payloads: 0 added, 0 removed, 1 changed; requiredConfiguration changed; exclusions changed

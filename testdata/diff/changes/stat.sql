@@ -1,0 +1,16 @@
+-- ndarc diff --stat: from before.ndjson to after.ndjson
+--  audit_log                  | +2 -0 ~0
+--  legacy                     | +0 -0 ~1
+--  legacy.value               | ~1 cell
+--  notes                      | +1 -1 ~2
+--  notes.body                 | ~2 cells
+--  old_stuff                  | +0 -1 ~0
+--  users                      | +0 -0 ~2 (column email added, column bio removed)
+--  users.avatar               | ~1 cell
+--  users.name                 | ~1 cell
+--  (schema)                   | +1 -1 ~1 tables
+--  (objects)                  | +1 -1 ~1 (bytes: +4 -4 ~14)
+--  (payloads)                 | +0 -0 ~1 (bytes: +0 -0 ~7)
+--  (requiredConfiguration)    | +1 -0
+--  (excludedColumns of users) | +1 -0
+-- 5 tables with row changes (3 added, 2 removed, 5 changed); schema: 1 table added, 1 table removed, 1 table changed; objects: 1 added, 1 removed, 1 changed; payloads: 0 added, 0 removed, 1 changed; requiredConfiguration changed; exclusions changed

@@ -1,0 +1,2 @@
+-- ndarc diff --stat: from before.ndjson to after.ndjson
+-- no differences: the contentHashes are equal
