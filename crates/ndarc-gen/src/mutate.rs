@@ -26,11 +26,11 @@
 //!
 //! ```
 //! use ndarc_format::Code;
-//! let (archive, _) = ndarc_testkit::generate_vec(&ndarc_testkit::GenOptions::small(3)).unwrap();
-//! let m = ndarc_testkit::mutate(&archive, Code::RowNotNull, 7).unwrap();
+//! let (archive, _) = ndarc_gen::generate_vec(&ndarc_gen::GenOptions::small(3)).unwrap();
+//! let m = ndarc_gen::mutate(&archive, Code::RowNotNull, 7).unwrap();
 //! assert_eq!(m.code, Code::RowNotNull);
 //! assert!(m.line > 1);
-//! assert_eq!(m.bytes, ndarc_testkit::mutate(&archive, Code::RowNotNull, 7).unwrap().bytes);
+//! assert_eq!(m.bytes, ndarc_gen::mutate(&archive, Code::RowNotNull, 7).unwrap().bytes);
 //! ```
 
 use std::borrow::Cow;
