@@ -743,7 +743,10 @@ mod tests {
                 vec![]
             };
             assert_eq!(first(LineSource::slice(&data), skip), (true, want.clone()));
-            assert_eq!(first(LineSource::new(&input).unwrap(), skip), (true, want.clone()));
+            assert_eq!(
+                first(LineSource::new(&input).unwrap(), skip),
+                (true, want.clone())
+            );
             if !skip {
                 let (s, _) = LineSource::stream(&data[..]).unwrap();
                 assert_eq!(first(s, skip), (true, want));
