@@ -1,5 +1,5 @@
-//! Mutations of SPEC.md §5.4: object and payload items (chunk offsets, empty chunks),
-//! and the bytes they add up to (missing, size, `sha256`).
+//! Mutations of SPEC.md §5.4: object and payload items (chunk offsets, empty
+//! chunks), and the bytes they add up to (missing, size, `sha256`).
 
 use ndarc_format::catalogue::{decode_base64, encode_base64};
 use ndarc_format::hash::{hex, sha256};

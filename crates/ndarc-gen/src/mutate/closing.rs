@@ -1,4 +1,5 @@
-//! Mutations of SPEC.md §6 and §7: the closing's `partCount` and the two hashes.
+//! Mutations of SPEC.md §6 and §7: the closing's `partCount` and the two
+//! hashes.
 
 use ndarc_format::hash::{hex, sha256};
 use ndarc_format::{ArchiveHasher, Code};

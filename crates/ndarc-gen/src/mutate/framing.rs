@@ -1,5 +1,6 @@
-//! Mutations of SPEC.md §2 and §3.2: framing (empty lines, CR, the final LF, line limits,
-//! the first and last lines, bytes after the closing) and canonical form.
+//! Mutations of SPEC.md §2 and §3.2: framing (empty lines, CR, the final LF,
+//! line limits, the first and last lines, bytes after the closing) and
+//! canonical form.
 
 use ndarc_format::Code;
 

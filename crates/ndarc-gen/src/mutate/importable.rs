@@ -1,6 +1,6 @@
-//! Mutations of SPEC.md §4.3: tables an import cannot create or refuses (`copyRowid`,
-//! D1's statement limit, reserved names, the producer's default exclusions,
-//! development credentials).
+//! Mutations of SPEC.md §4.3: tables an import cannot create or refuses
+//! (`copyRowid`, D1's statement limit, reserved names, the producer's
+//! default exclusions, development credentials).
 
 use ndarc_format::catalogue::ROWID_ALIASES;
 use ndarc_format::Code;

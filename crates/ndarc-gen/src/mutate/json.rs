@@ -1,5 +1,6 @@
-//! Mutations of SPEC.md §3.1: lines that are not JSON of the profile (`json_*`): a fault
-//! in the manifest, or in the part line of a binary held in one chunk.
+//! Mutations of SPEC.md §3.1: lines that are not JSON of the profile
+//! (`json_*`): a fault in the manifest, or in the part line of a binary held
+//! in one chunk.
 
 use ndarc_format::Code;
 

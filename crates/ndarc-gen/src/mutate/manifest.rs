@@ -1,6 +1,6 @@
-//! Mutations of SPEC.md §4 to §4.2: the kinds and members of records, the manifest's
-//! identity (`format`, `version`) and members (names, `exportedAt`, integers,
-//! `schema`).
+//! Mutations of SPEC.md §4 to §4.2: the kinds and members of records, the
+//! manifest's identity (`format`, `version`) and members (names,
+//! `exportedAt`, integers, `schema`).
 
 use ndarc_format::catalogue::schema_identity;
 use ndarc_format::hash::{hex, sha256};

@@ -3,11 +3,11 @@
 //! A [`Mutation`] is one way to break one rule (one finding [`Code`]); it
 //! picks its target — the table, row, column, binary, part or line — from
 //! the archive's own content with a seeded [`Rng`], edits the records, and
-//! re-seals what is derived from them ([`reseal_with`](crate::reseal_with): counts, `schema`,
-//! `partCount`, both hashes), switching off only what must stay broken. So
-//! the mutant breaks that one rule and, as far as the format allows, no
-//! other: where one fault necessarily brings another (a part line that does
-//! not parse loses its chunk, so the binary is also missing), the
+//! re-seals what is derived from them ([`reseal_with`](crate::reseal_with):
+//! counts, `schema`, `partCount`, both hashes), switching off only what must
+//! stay broken. So the mutant breaks that one rule and, as far as the format
+//! allows, no other: where one fault necessarily brings another (a part line
+//! that does not parse loses its chunk, so the binary is also missing), the
 //! [`Mutant`] lists the second code in `also`; where the format leaves a
 //! consequence open, in `allow` — as the sidecars of `testdata/invalid`.
 //!

@@ -1,5 +1,5 @@
-//! Mutations of SPEC.md §4.4: the manifest's objects and payloads (order, `sha256`,
-//! metadata).
+//! Mutations of SPEC.md §4.4: the manifest's objects and payloads (order,
+//! `sha256`, metadata).
 
 use ndarc_format::Code;
 use ndarc_json::Value;

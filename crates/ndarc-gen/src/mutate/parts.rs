@@ -1,5 +1,5 @@
-//! Mutations of SPEC.md §5.1: parts (index, items, mixing, order) and items that name
-//! what the manifest does not list.
+//! Mutations of SPEC.md §5.1: parts (index, items, mixing, order) and items
+//! that name what the manifest does not list.
 
 use ndarc_format::catalogue::encode_base64;
 use ndarc_format::Code;

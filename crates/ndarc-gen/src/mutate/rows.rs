@@ -1,5 +1,5 @@
-//! Mutations of SPEC.md §5.2 and §5.3: row items (index, count, columns, cells, rowids)
-//! and row keys.
+//! Mutations of SPEC.md §5.2 and §5.3: row items (index, count, columns,
+//! cells, rowids) and row keys.
 
 use ndarc_format::catalogue::{encode_base64, Affinity};
 use ndarc_format::Code;

@@ -1,5 +1,5 @@
-//! Mutations of SPEC.md §4.3: the manifest's tables (order, SQL, columns, keys, generated
-//! columns, dependencies, `rowidAlias`).
+//! Mutations of SPEC.md §4.3: the manifest's tables (order, SQL, columns,
+//! keys, generated columns, dependencies, `rowidAlias`).
 
 use ndarc_format::catalogue::{rowid_alias, ROWID_ALIASES};
 use ndarc_format::Code;
