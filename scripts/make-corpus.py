@@ -1035,6 +1035,27 @@ def define_cases():
               "have no row key either (every key is the empty primary key)",
          allow=["duplicate_row_key"],
          mut=lambda a: (a.table("notes").update(rowidAlias=None), [it.pop("rowid") for it in a.parts[0]["items"]]))
+    # --- policy (SPEC.md §15): the base archive, checked against a policy ------
+    zeros = "0" * 64
+    case("policy_product", "policy_product", 1, pointer="/product",
+         options={"policy": {"product": "shop"}},
+         note="the archive is an export of corpus; the policy expects shop")
+    case("policy_schema", "policy_schema", 1, pointer="/schema",
+         options={"policy": {"acceptedSchemas": [zeros]}},
+         note="the importer accepts one schema identity, not this archive's")
+    case("policy_content_hash", "policy_content_hash", CLOSING, pointer="/contentHash",
+         options={"policy": {"contentHash": zeros}},
+         note="the server reported another contentHash than the archive carries")
+    case("policy_exclusion", "policy_exclusion", 1, pointer="/tables/0/name",
+         options={"policy": {"excludeTables": ["NOTE%"]}},
+         note="notes matches the policy's exclusion NOTE% (ASCII case-insensitive, % a prefix)")
+    case("policy_exclusion-secret", "policy_exclusion", 1, pointer="/tables/1/columns/3/name",
+         options={"policy": {"secretColumns": {"users": ["Score"]}}},
+         note="users.score is a secret column under the policy but is not in excludedColumns")
+    case("policy_configuration", "policy_configuration", 1, pointer="/requiredConfiguration",
+         options={"policy": {"requiredConfiguration": ["MAIL_KEY", "DB_URL"]}},
+         note="the policy provides MAIL_KEY and DB_URL; the archive names only MAIL_KEY")
+
     # --- importable tables (SPEC.md §4.3) --------------------------------------
     def plain_table(name, cols=None, alias="rowid"):
         cols = cols or [col("x", "TEXT")]

@@ -226,6 +226,16 @@ codes! {
     PartConflict = "part_conflict", Error;
     /// A part never arrived.
     PartMissing = "part_missing", Error;
+    /// The archive is an export of another product than the policy expects.
+    PolicyProduct = "policy_product", Error;
+    /// The archive's schema is not one the policy accepts.
+    PolicySchema = "policy_schema", Error;
+    /// The closing's `contentHash` is not the one the policy expects.
+    PolicyContentHash = "policy_content_hash", Error;
+    /// A table or column the policy excludes is in the archive.
+    PolicyExclusion = "policy_exclusion", Error;
+    /// The archive's required configuration is not the policy's.
+    PolicyConfiguration = "policy_configuration", Error;
 }
 
 impl fmt::Display for Code {

@@ -164,7 +164,13 @@ fn check_record(
     };
     match obj.get("kind").and_then(Value::as_str) {
         Some("part") => check_part(plan, obj, canonical, r, hash),
-        Some("closing") => Body::Closing(check_closing(obj, r)),
+        Some("closing") => {
+            let closing = check_closing(obj, r);
+            if let Some(policy) = &plan.policy {
+                policy.check_closing(v, r);
+            }
+            Body::Closing(closing)
+        }
         Some(k) => {
             r.add(
                 Code::RecordKind,

@@ -2,11 +2,13 @@
 //! [`Plan`].
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use ndarc_json::{cmp_utf16, ParseOptions};
 
 use crate::catalogue::Affinity;
 use crate::manifest::{Index, Manifest};
+use crate::policy::Policy;
 
 /// A row column as rows carry it: writable and not excluded.
 #[derive(Debug, Clone)]
@@ -49,6 +51,9 @@ pub struct Plan {
     pub max_findings_per_line: usize,
     /// JSON parse options.
     pub json: ParseOptions,
+    /// The import policy the closing is also checked against (SPEC.md
+    /// §15); the manifest's side is checked where the manifest is read.
+    pub policy: Option<Arc<Policy>>,
 }
 
 impl Plan {
@@ -110,6 +115,7 @@ impl Plan {
             tables,
             max_findings_per_line: 100,
             json: ParseOptions::default(),
+            policy: None,
         }
     }
 }

@@ -57,6 +57,9 @@ pub struct Options {
     pub formats: Vec<String>,
     /// Called with (bytes done, total bytes if known) as work progresses.
     pub progress: Option<Progress>,
+    /// An import policy to check the archive against (SPEC.md §15); each
+    /// breach is an error finding `policy_*`.
+    pub policy: Option<std::sync::Arc<ndarc_format::Policy>>,
 }
 
 impl Default for Options {
@@ -68,6 +71,7 @@ impl Default for Options {
             max_manifest_line: ndarc_format::MAX_MANIFEST_LINE,
             formats: vec![ndarc_format::FORMAT.to_string()],
             progress: None,
+            policy: None,
         }
     }
 }
@@ -80,6 +84,7 @@ impl std::fmt::Debug for Options {
             .field("max_line", &self.max_line)
             .field("max_manifest_line", &self.max_manifest_line)
             .field("formats", &self.formats)
+            .field("policy", &self.policy)
             .finish_non_exhaustive()
     }
 }
@@ -143,6 +148,8 @@ pub struct Report {
     pub parts: u64,
     /// Wall time.
     pub elapsed: Duration,
+    /// The import policy the archive was checked against, if any.
+    pub policy: Option<std::sync::Arc<ndarc_format::Policy>>,
 }
 
 impl Report {

@@ -438,7 +438,7 @@ impl<'a> LineSource<'a> {
         // A line over its limit that the caller does not skip is not read
         // to its end in a stream (it may never end), so no input reports
         // how it ends: a slice, a file and a pipe give the same findings.
-        if !has_lf && (!over || skip_long) {
+        if !has_lf && (skip_long || !over) {
             self.pending.push(Finding::new(
                 Code::MissingFinalNewline,
                 number,

@@ -80,6 +80,9 @@ impl Receipt {
         nd.insert("partCount", Value::from(report.parts as f64));
         nd.insert("bytes", Value::from(report.bytes as f64));
         nd.insert("warnings", Value::from(report.warnings as f64));
+        if let Some(policy) = &report.policy {
+            nd.insert("policy", policy.to_value());
+        }
         o.insert("ndarc", Value::Object(nd));
         Some(Receipt {
             value: Value::Object(o),

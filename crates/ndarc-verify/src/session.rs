@@ -80,7 +80,12 @@ pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
                         formats: options.formats.clone(),
                     },
                 ) {
-                    ManifestOutcome::Read(m) => Some(*m),
+                    ManifestOutcome::Read(m) => {
+                        if let Some(policy) = &options.policy {
+                            policy.check_manifest(&parsed.value, &mut lr);
+                        }
+                        Some(*m)
+                    }
                     ManifestOutcome::Fatal => None,
                 }
             }
@@ -147,6 +152,7 @@ impl Session {
         };
         let mut plan = Plan::new(manifest);
         plan.max_findings_per_line = options.max_errors.max(1);
+        plan.policy = options.policy.clone();
         let plan = Arc::new(plan);
         let mut asm =
             Assembler::new(plan.clone(), at.bytes, at.offset, c).manifest_line_number(at.line);
@@ -274,6 +280,7 @@ impl Session {
             archive_hash: Some(outcome.archive_hash),
             parts: outcome.parts,
             elapsed: self.started.elapsed(),
+            policy: self.plan.policy.clone(),
             ..Default::default()
         }
     }

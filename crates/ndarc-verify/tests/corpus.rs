@@ -95,6 +95,11 @@ fn sidecar(path: &Path) -> Sidecar {
         if o.get("formats").is_some() {
             options.formats = strings(o, "formats");
         }
+        if let Some(policy) = o.get("policy") {
+            let policy = ndarc_format::Policy::from_json(policy.to_string().as_bytes())
+                .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            options.policy = Some(std::sync::Arc::new(policy));
+        }
     }
     Sidecar {
         code: v["code"].as_str().expect("code").to_string(),

@@ -17,7 +17,7 @@
 //! - [`mutations`]: every mutation, by code; [`Mutation::apply`] runs one.
 //!
 //! Every code a file can show has at least one mutation (all of
-//! [`Code::ALL`] except [`PUSH_ONLY`]); most apply to any archive (they add
+//! [`Code::ALL`] except [`PUSH_ONLY`] and [`POLICY_ONLY`]); most apply to any archive (they add
 //! the table, object or payload they need when the archive has none), a
 //! few need rows of a certain kind (a NOT NULL column, a primary-key table
 //! with two rows …) and say [`NotApplicable`] otherwise.
@@ -79,6 +79,17 @@ mod tables;
 /// Codes that only the push API (parts arriving one by one) can produce;
 /// no file shows them, so no mutation makes them.
 pub const PUSH_ONLY: [Code; 2] = [Code::PartConflict, Code::PartMissing];
+
+/// Codes that only a policy (SPEC.md §15, `verify --policy`) produces: they
+/// judge an archive against what a platform expects, so no file alone shows
+/// them; the corpus has them as fixtures with `options.policy`.
+pub const POLICY_ONLY: [Code; 5] = [
+    Code::PolicyProduct,
+    Code::PolicySchema,
+    Code::PolicyContentHash,
+    Code::PolicyExclusion,
+    Code::PolicyConfiguration,
+];
 
 // ------------------------------------------------------------------ API
 
@@ -229,12 +240,13 @@ pub fn mutation(name: &str) -> Option<&'static Mutation> {
     MUTATIONS.iter().find(|m| m.name == name)
 }
 
-/// Every code a file can show: [`Code::ALL`] without [`PUSH_ONLY`].
+/// Every code a file can show: [`Code::ALL`] without [`PUSH_ONLY`] and
+/// [`POLICY_ONLY`].
 pub fn file_codes() -> Vec<Code> {
     Code::ALL
         .iter()
         .copied()
-        .filter(|c| !PUSH_ONLY.contains(c))
+        .filter(|c| !PUSH_ONLY.contains(c) && !POLICY_ONLY.contains(c))
         .collect()
 }
 
@@ -249,6 +261,9 @@ pub fn mutate(archive: &[u8], code: Code, seed: u64) -> Result<Mutant, NotApplic
             mutation: None,
             reason: if PUSH_ONLY.contains(&code) {
                 "only the push API reports this code; no file shows it".to_string()
+            } else if POLICY_ONLY.contains(&code) {
+                "only a policy (verify --policy) reports this code; no file alone shows it"
+                    .to_string()
             } else {
                 "no mutation makes this code".to_string()
             },
@@ -313,8 +328,8 @@ mod tests {
         for code in file_codes() {
             assert!(mutations_of(code).next().is_some(), "{code}");
         }
-        for c in PUSH_ONLY {
-            assert!(mutations_of(c).next().is_none());
+        for c in PUSH_ONLY.iter().chain(&POLICY_ONLY) {
+            assert!(mutations_of(*c).next().is_none());
         }
         let mut names: Vec<&str> = mutations().iter().map(|m| m.name).collect();
         names.sort_unstable();

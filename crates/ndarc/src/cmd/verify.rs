@@ -6,6 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use ndarc_format::{Policy, PolicyError};
 use ndarc_verify::{Options, Report, Severity};
 
 use crate::dbinput::{Header, PackStream, Refused};
@@ -42,6 +43,7 @@ Examples:
   ndarc verify --receipt export.receipt.json export.ndjson
   curl -s https://example.invalid/export | ndarc verify -
   ndarc verify --format github exports/*.ndjson      # annotations in GitHub Actions
+  ndarc verify --policy policy.json --expect-content-hash \"$HASH\" export.ndjson
   ndarc verify --format json --max-errors 1000 a.ndjson > findings.json"
 )]
 pub struct Args {
@@ -73,9 +75,73 @@ pub struct Args {
     /// place of the default `rer-portability`.
     #[arg(long, value_name = "NAME")]
     accept_format: Vec<String>,
+    /// Check the archive against an import policy (SPEC.md §15): a JSON
+    /// file of `product`, `contentHash`, `acceptedSchemas`, `excludeTables`,
+    /// `secretColumns` and `requiredConfiguration`. Each breach is an error
+    /// `policy_*`; the receipt records the policy.
+    #[arg(long, value_name = "FILE", help_heading = "Policy")]
+    policy: Option<PathBuf>,
+    /// The archive's closing must carry this `contentHash` (the hash the
+    /// server reported); overrides the policy file's.
+    #[arg(long, value_name = "HEX", help_heading = "Policy")]
+    expect_content_hash: Option<String>,
+    /// The archive must be an export of this product; overrides the policy
+    /// file's.
+    #[arg(long, value_name = "NAME", help_heading = "Policy")]
+    expect_product: Option<String>,
+    /// A schema identity the importer accepts (repeatable; adds to the
+    /// policy file's `acceptedSchemas`).
+    #[arg(long, value_name = "HEX", help_heading = "Policy")]
+    accept_schema: Vec<String>,
     /// Print nothing; only the exit status tells.
     #[arg(long, short)]
     quiet: bool,
+}
+
+/// The policy of `--policy FILE` with the `--expect-*` and
+/// `--accept-schema` options on top; `None` when none is given.
+fn policy(args: &Args) -> Result<Option<Policy>, Failure> {
+    let mut policy = match &args.policy {
+        Some(path) => {
+            let bytes = std::fs::read(path).map_err(|e| Failure::path("cannot read", path, &e))?;
+            Policy::from_json(&bytes)
+                .map_err(|e| Failure::new(format!("{}: {e}", path.display())))?
+        }
+        None => Policy::default(),
+    };
+    // Each option is read as the policy member it sets, so that it is
+    // checked by the same rules as a policy file.
+    let member = |flag: &str, member: &str, value: serde_json::Value| {
+        let doc = serde_json::json!({ member: value }).to_string();
+        Policy::from_json(doc.as_bytes()).map_err(|e| match e {
+            PolicyError::Invalid { problem, .. } => Failure::new(format!("--{flag}: {problem}")),
+            other => Failure::new(format!("--{flag}: {other}")),
+        })
+    };
+    if let Some(h) = &args.expect_content_hash {
+        policy.content_hash =
+            member("expect-content-hash", "contentHash", h.as_str().into())?.content_hash;
+    }
+    if let Some(p) = &args.expect_product {
+        policy.product = member("expect-product", "product", p.as_str().into())?.product;
+    }
+    if !args.accept_schema.is_empty() {
+        let more = member(
+            "accept-schema",
+            "acceptedSchemas",
+            args.accept_schema.clone().into(),
+        )?;
+        for s in more.accepted_schemas {
+            if !policy.accepted_schemas.contains(&s) {
+                policy.accepted_schemas.push(s);
+            }
+        }
+    }
+    let given = args.policy.is_some()
+        || args.expect_content_hash.is_some()
+        || args.expect_product.is_some()
+        || !args.accept_schema.is_empty();
+    Ok(given.then_some(policy))
 }
 
 /// Runs `ndarc verify`.
@@ -101,6 +167,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     if !args.accept_format.is_empty() {
         options.formats = args.accept_format.clone();
     }
+    options.policy = policy(&args)?.map(Arc::new);
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
     let mut all_valid = true;
     let mut could_not_run = 0usize;
@@ -377,5 +444,6 @@ fn json(name: &str, r: &Report, valid: bool) -> serde_json::Value {
         "contentHash": r.content_hash,
         "archiveHash": r.archive_hash,
         "elapsedSeconds": r.elapsed.as_secs_f64(),
+        "policy": r.policy.as_deref(),
     })
 }
