@@ -16,7 +16,7 @@ use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
 use ndarc_diff::{diff, object_key, payload_key, render, Diff, Options, Source};
 use ndarc_fuzz::{archive, edit};
-use ndarc_testkit::Later;
+use ndarc_gen::Later;
 
 fn render_all(d: &Diff) {
     let opts = render::RenderOptions {

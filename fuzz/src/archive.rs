@@ -1,6 +1,6 @@
 //! Small, valid generated archives for the structure-aware targets.
 //!
-//! Generation is deterministic (ndarc-testkit's SplitMix64), so an input
+//! Generation is deterministic (ndarc-gen's SplitMix64), so an input
 //! that picks (shape, seed) reproduces the same archive on every run. Each
 //! archive is generated and verified once per process and cached.
 
@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use arbitrary::Unstructured;
-use ndarc_testkit::{generate_vec, GenOptions, Rows, Summary};
+use ndarc_gen::{generate_vec, GenOptions, Rows, Summary};
 
 /// Seeds per shape: few, so that every cached archive is hit often and the
 /// fuzzer's edits, not the choice of archive, make the inputs differ.
@@ -109,7 +109,7 @@ pub fn get(shape: Shape, seed: u64) -> Arc<Archive> {
 
 /// Generates an archive from `options` and verifies it (it must be valid).
 pub fn make(options: GenOptions) -> Archive {
-    let (bytes, summary) = generate_vec(&options).expect("testkit generation failed");
+    let (bytes, summary) = generate_vec(&options).expect("ndarc-gen generation failed");
     let mut lines = Vec::new();
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {

@@ -8,7 +8,7 @@
 //! export of about `--rows` rows over eight tables of mixed key kinds (or,
 //! with `--shape narrow`, the eight narrow tables of `gen --shape narrow`
 //! in 1 MiB parts: about 780 MB for 5 M rows) and a
-//! "later export" of it (ndarc-testkit `Later`): 1 % of rows changed, 0.2 %
+//! "later export" of it (ndarc-gen `Later`): 1 % of rows changed, 0.2 %
 //! added, 0.2 % removed, one object and a payload changed. With the default
 //! 5 M rows each file is about 1 GiB.
 //!
@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use ndarc_testkit::{GenOptions, Later, Rows, TableKind};
+use ndarc_gen::{GenOptions, Later, Rows, TableKind};
 
 struct Args {
     rows: u64,
@@ -82,9 +82,9 @@ fn options(rows: u64, narrow: bool) -> GenOptions {
     if narrow {
         return GenOptions {
             seed: 13,
-            kinds: Some(ndarc_testkit::NARROW.to_vec()),
-            tables: ndarc_testkit::NARROW.len(),
-            rows: Rows::Exactly((rows / ndarc_testkit::NARROW.len() as u64).max(1)),
+            kinds: Some(ndarc_gen::NARROW.to_vec()),
+            tables: ndarc_gen::NARROW.len(),
+            rows: Rows::Exactly((rows / ndarc_gen::NARROW.len() as u64).max(1)),
             objects: 6,
             object_bytes: 1 << 16,
             payloads: 2,
@@ -125,7 +125,7 @@ fn ensure(path: &Path, opts: &GenOptions) {
     let tmp = path.with_extension("partial");
     let file = std::fs::File::create(&tmp).expect("create");
     let mut f = std::io::BufWriter::with_capacity(1 << 20, file);
-    let s = ndarc_testkit::generate(opts, &mut f).expect("generate");
+    let s = ndarc_gen::generate(opts, &mut f).expect("generate");
     drop(f);
     std::fs::rename(&tmp, path).expect("rename");
     let rows: u64 = s.tables.iter().map(|t| t.rows).sum();

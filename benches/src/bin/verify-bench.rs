@@ -21,7 +21,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use ndarc_testkit::{GenOptions, Rows};
+use ndarc_gen::{GenOptions, Rows};
 use sha2::Digest;
 
 struct Args {
@@ -73,7 +73,7 @@ fn options(kind: &str, mib: u64) -> GenOptions {
         // ~155 bytes per row over eight narrow tables, 1 MiB parts.
         "narrow" => GenOptions {
             seed: 3,
-            kinds: Some(ndarc_testkit::NARROW.to_vec()),
+            kinds: Some(ndarc_gen::NARROW.to_vec()),
             rows: Rows::Exactly(bytes / 8 / 155),
             objects: 4,
             object_bytes: 1 << 16,
@@ -98,7 +98,7 @@ fn ensure(path: &Path, opts: &GenOptions) {
     let t = Instant::now();
     let tmp = path.with_extension("partial");
     let mut f = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp).unwrap());
-    let s = ndarc_testkit::generate(opts, &mut f).expect("generate");
+    let s = ndarc_gen::generate(opts, &mut f).expect("generate");
     drop(f);
     std::fs::rename(&tmp, path).unwrap();
     let secs = t.elapsed().as_secs_f64();

@@ -73,7 +73,7 @@ fn list(names: &[&str]) -> String {
 }
 
 /// The archive's lines, then resealed (canonical form, counts, schema,
-/// partCount and both hashes computed by ndarc-testkit).
+/// partCount and both hashes computed by ndarc-gen's reseal).
 fn build(a: &Archive<'_>) -> Vec<u8> {
     let tables: Vec<String> = a
         .tables

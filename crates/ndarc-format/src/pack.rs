@@ -1,7 +1,7 @@
 //! The producer's packing rule (`export.mjs` `nextItems`): where row parts
 //! start, how large a binary chunk is, and a part-line writer. The one
 //! implementation that every writer of archives in the workspace uses
-//! (`ndarc-testkit`'s generator and `repart`, `ndarc-sqlite`'s `pack`).
+//! (`ndarc-gen`'s generator and `repart`, `ndarc-sqlite`'s `pack`).
 
 use std::io::{self, Write};
 

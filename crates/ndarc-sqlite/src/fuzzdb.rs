@@ -25,7 +25,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use ndarc_format::Affinity;
-use ndarc_testkit::{derive, Rng};
+use ndarc_gen::{derive, Rng};
 use rusqlite::types::{ToSql, ToSqlOutput, Value, ValueRef};
 use rusqlite::Connection;
 

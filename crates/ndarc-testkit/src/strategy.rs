@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 
-use crate::gen::{GenOptions, Later, Rows};
+use ndarc_gen::{GenOptions, Later, Rows};
 
 /// Small [`GenOptions`]: 0–12 tables (templates, then random ones), 0–25
 /// rows each, up to 4 objects of up to 2.5 KB (sometimes one spanning three

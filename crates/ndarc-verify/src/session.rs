@@ -270,6 +270,7 @@ impl Session {
         // The assembler is gone, so the plan is normally this session's
         // alone: its manifest is moved out rather than copied (a copy of a
         // manifest of 650,000 tables is hundreds of megabytes).
+        let policy = self.plan.policy.clone();
         let manifest = match Arc::try_unwrap(self.plan) {
             Ok(plan) => plan.manifest,
             Err(shared) => shared.manifest.clone(),
@@ -287,7 +288,7 @@ impl Session {
             archive_hash: Some(outcome.archive_hash),
             parts: outcome.parts,
             elapsed: self.started.elapsed(),
-            policy: self.plan.policy.clone(),
+            policy,
             ..Default::default()
         }
     }

@@ -211,7 +211,7 @@ fn ignore_hashes_is_caught_on_the_hash_mutants_only() {
     assert_eq!(v["timeouts"], 0);
 }
 
-/// Mutations the verifier is known to miss (see ndarc-testkit's
+/// Mutations the verifier is known to miss (see ndarc-gen's
 /// tests/mutants.rs KNOWN_GAPS); none now.
 const VERIFIER_GAPS: &[&str] = &[];
 
@@ -254,7 +254,7 @@ fn the_verifier_itself_agrees() {
         })
     );
     // Without that gap's code, no disagreement at all.
-    let codes: Vec<&str> = ndarc_testkit::mutate::file_codes()
+    let codes: Vec<&str> = ndarc_gen::mutate::file_codes()
         .into_iter()
         .filter(|c| c.severity() == ndarc_format::Severity::Error && c.as_str() != "table_order")
         .map(|c| c.as_str())
@@ -570,6 +570,7 @@ fn scratch_directories_of_killed_runs_are_removed_by_the_next() {
         .collect();
     assert_eq!(left.len(), 2, "{left:?}");
     let _ = std::fs::remove_dir_all(&tmpdir);
+}
 
 /// A consumer that checks the product rejects every generated archive
 /// ("valid rejected"); with --base, mutants of the user's own archive are

@@ -33,7 +33,7 @@ fn text(b: &[u8]) -> String {
 
 /// A small generated archive in `dir`.
 fn archive(dir: &Path) -> PathBuf {
-    let (bytes, _) = ndarc_testkit::generate_vec(&ndarc_testkit::GenOptions::small(4)).unwrap();
+    let (bytes, _) = ndarc_gen::generate_vec(&ndarc_gen::GenOptions::small(4)).unwrap();
     let p = dir.join("a.ndjson");
     std::fs::write(&p, bytes).unwrap();
     p
@@ -159,7 +159,7 @@ fn all_writes_one_mutant_per_code_and_an_index() {
     let index: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("index.json")).unwrap()).unwrap();
     let mutants = index["mutants"].as_array().unwrap();
-    let codes = ndarc_testkit::mutate::file_codes();
+    let codes = ndarc_gen::mutate::file_codes();
     assert_eq!(
         mutants.len(),
         codes.len() - 1,
@@ -278,8 +278,8 @@ fn list_shows_every_mutation() {
     let o = ndarc(&["mutate", "--list"], None);
     assert_eq!(o.status.code(), Some(0));
     let t = text(&o.stdout);
-    assert_eq!(t.lines().count(), ndarc_testkit::mutate::mutations().len());
-    for code in ndarc_testkit::mutate::file_codes() {
+    assert_eq!(t.lines().count(), ndarc_gen::mutate::mutations().len());
+    for code in ndarc_gen::mutate::file_codes() {
         assert!(
             t.lines().any(|l| l.starts_with(&format!("{code} "))),
             "{code}"

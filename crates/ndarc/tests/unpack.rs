@@ -30,7 +30,7 @@ fn example() -> String {
 
 /// The example archive after `edit`, resealed (still valid).
 fn edited(dir: &Path, edit: impl Fn(String) -> String) -> std::path::PathBuf {
-    let bytes = ndarc_testkit::reseal(edit(example()).as_bytes()).expect("reseal");
+    let bytes = ndarc_gen::reseal(edit(example()).as_bytes()).expect("reseal");
     let p = dir.join("edited.ndjson");
     std::fs::write(&p, bytes).unwrap();
     p

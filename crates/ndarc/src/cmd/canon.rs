@@ -110,7 +110,7 @@ pub struct Args {
 
     /// After canonicalizing, recompute what a hand edit leaves stale: each
     /// table's `count`, `schema`, `partCount` (manifest and closing) and
-    /// both closing hashes (ndarc-testkit's reseal). It trusts the edit:
+    /// both closing hashes (ndarc-gen's reseal). It trusts the edit:
     /// nothing is verified, so run `ndarc verify` on the result. The whole
     /// archive is held in memory.
     #[arg(long, conflicts_with_all = ["check", "input"])]
@@ -230,7 +230,7 @@ fn reseal(
         }
         return Ok(status);
     }
-    match ndarc_testkit::reseal(&lines) {
+    match ndarc_gen::reseal(&lines) {
         Ok(sealed) => {
             out.put(&sealed)?;
             out.finish()?;
@@ -240,8 +240,8 @@ fn reseal(
             let at = Location {
                 file: &name,
                 line: match &e {
-                    ndarc_testkit::Error::Json { line, .. }
-                    | ndarc_testkit::Error::Archive { line, .. } => *line,
+                    ndarc_gen::Error::Json { line, .. }
+                    | ndarc_gen::Error::Archive { line, .. } => *line,
                     _ => 0,
                 },
                 offset: 0,

@@ -2,7 +2,7 @@
 //! third-party importer or validator and report where it disagrees with
 //! the format.
 //!
-//! Each run generates a small valid archive (ndarc-testkit's generator,
+//! Each run generates a small valid archive (ndarc-gen's generator,
 //! with sizes and features drawn from the seed) and one mutant of it that
 //! breaks one rule; both are written to a private temporary directory and
 //! the consumer is run on each, without a shell. A valid archive must be
@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 use wait_timeout::ChildExt;
 
 use ndarc_format::{Code, Severity};
-use ndarc_testkit::mutate::file_codes;
-use ndarc_testkit::{derive, generate_vec, mutate, GenOptions, Rng, Rows};
+use ndarc_gen::mutate::file_codes;
+use ndarc_gen::{derive, generate_vec, mutate, GenOptions, Rng, Rows};
 
 use crate::cmd::mutate::{parse_code, prepare_outdir, write_atomic};
 use crate::exit::{CmdResult, Failure, Status};
@@ -475,7 +475,7 @@ struct Fed {
     run: u64,
     gen_seed: u64,
     /// `None` for the valid archive.
-    mutant: Option<ndarc_testkit::Mutant>,
+    mutant: Option<ndarc_gen::Mutant>,
     outcome: Outcome,
     file: String,
 }

@@ -1,9 +1,9 @@
-//! `ndarc gen`: generate a deterministic test archive (ndarc-testkit).
+//! `ndarc gen`: generate a deterministic test archive (ndarc-gen).
 
 use std::str::FromStr;
 
+use ndarc_gen::{generate, BinaryDelta, GenOptions, Later, Rows, Summary};
 use ndarc_json::{Object, Value};
-use ndarc_testkit::{generate, BinaryDelta, GenOptions, Later, Rows, Summary};
 
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::parse_size;
@@ -165,7 +165,7 @@ impl Args {
             tables: self.tables,
             kinds: match self.shape {
                 Shape::Features => None,
-                Shape::Narrow => Some(ndarc_testkit::NARROW.to_vec()),
+                Shape::Narrow => Some(ndarc_gen::NARROW.to_vec()),
             },
             rows: self.rows.0,
             objects: self.objects,

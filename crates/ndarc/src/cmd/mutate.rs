@@ -1,12 +1,12 @@
 //! `ndarc mutate`: break exactly one rule of a valid archive
-//! (ndarc-testkit's mutator), for testing importers and verifiers.
+//! (ndarc-gen's mutator), for testing importers and verifiers.
 
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use ndarc_format::Code;
-use ndarc_testkit::mutate::{file_codes, mutation, mutations, Mutant};
+use ndarc_gen::mutate::{file_codes, mutation, mutations, Mutant};
 
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::parse_size;
@@ -134,10 +134,10 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         );
     }
     let result = match args.code.as_deref() {
-        None => ndarc_testkit::mutate_random(&archive, args.seed),
+        None => ndarc_gen::mutate_random(&archive, args.seed),
         Some(name) => match mutation(name) {
             Some(m) if Code::from_name(name).is_none() => m.apply(&archive, args.seed),
-            _ => ndarc_testkit::mutate(&archive, parse_code(name)?, args.seed),
+            _ => ndarc_gen::mutate(&archive, parse_code(name)?, args.seed),
         },
     };
     let m = match result {
@@ -288,7 +288,7 @@ fn all(
         if except.contains(&code) {
             continue;
         }
-        match ndarc_testkit::mutate(archive, code, seed) {
+        match ndarc_gen::mutate(archive, code, seed) {
             Ok(m) => {
                 // The name comes from the code alone: [a-z0-9_], never a
                 // path from the archive.

@@ -1,9 +1,9 @@
 //! `ndarc repart`: re-pack an archive into parts of another size
-//! (ndarc-testkit).
+//! (ndarc-gen).
 
 use std::path::PathBuf;
 
-use ndarc_testkit::{repartition_file, Error};
+use ndarc_gen::{repartition_file, Error};
 
 use crate::cmd::gen::{summary_json, write_summary};
 use crate::exit::{CmdResult, Failure, Status};

@@ -1,0 +1,580 @@
+//! Mutations of SPEC.md §4 to §4.2: the kinds and members of records, the
+//! manifest's identity (`format`, `version`) and members (names,
+//! `exportedAt`, integers, `schema`).
+
+use ndarc_format::catalogue::schema_identity;
+use ndarc_format::hash::{hex, sha256};
+use ndarc_format::Code;
+use ndarc_json::{Object, Value};
+
+use crate::rng::Rng;
+
+use super::edit::{
+    arr, arr_mut, n, obj, obj_mut, pick, s, str_at, strings, At, Bin, BinKind, Edit, Model, Need,
+    Tab, R,
+};
+use super::Mutation;
+
+pub(super) const MUTATIONS: &[Mutation] = &[
+    mutation!(
+        RecordKind,
+        "record_kind",
+        "a record or item whose kind is not one its place allows",
+        record_kind
+    ),
+    mutation!(
+        UnknownMember,
+        "unknown_member",
+        "a member the format does not define, in any kind of record",
+        unknown_member
+    ),
+    mutation!(
+        MissingMember,
+        "missing_member",
+        "a required member removed",
+        missing_member
+    ),
+    mutation!(
+        MemberType,
+        "member_type",
+        "a member of the wrong JSON type",
+        member_type
+    ),
+    mutation!(
+        UnsupportedFormat,
+        "unsupported_format",
+        "another format identifier",
+        unsupported_format
+    ),
+    mutation!(
+        UnsupportedVersion,
+        "unsupported_version",
+        "another version",
+        unsupported_version
+    ),
+    mutation!(
+        InvalidName,
+        "invalid_name",
+        "an empty, too long or control-character name",
+        invalid_name
+    ),
+    mutation!(
+        InvalidExportedAt,
+        "invalid_exported_at",
+        "exportedAt not a real toISOString timestamp",
+        invalid_exported_at
+    ),
+    mutation!(
+        InvalidInteger,
+        "invalid_integer",
+        "epoch or the closing partCount not a safe integer >= 0",
+        invalid_integer
+    ),
+    mutation!(
+        SchemaMismatch,
+        "schema_mismatch",
+        "schema not the identity of the tables",
+        schema_mismatch
+    ),
+];
+
+fn record_kind(m: &mut Model, rng: &mut Rng) -> R<Edit> {
+    let end = m.parts.len();
+    match rng.below(3) {
+        0 => {
+            m.parts.push(obj(vec![("kind", s("note"))]));
+            Ok(Edit::new(
+                At::Part(end),
+                "an extra line {\"kind\":\"note\"} before the closing (partCount counts it)",
+            ))
+        }
+        1 => {
+            let p = m.insert_part(end, vec![obj(vec![("kind", s("blob")), ("data", s(""))])]);
+            Ok(Edit::new(
+                At::Part(p),
+                "a new last part whose item's kind is \"blob\"",
+            ))
+        }
+        _ => {
+            let again = Value::Object(m.manifest.clone());
+            m.parts.push(again);
+            Ok(Edit::new(
+                At::Part(end),
+                "the manifest again as the last part line (partCount counts it)",
+            ))
+        }
+    }
+}
+
+fn unknown_member(m: &mut Model, rng: &mut Rng) -> R<Edit> {
+    let tabs = m.tabs();
+    let bins = m.bins();
+    let mut targets = vec!["manifest", "closing"];
+    if !tabs.is_empty() {
+        targets.extend(["table", "column"]);
+    }
+    if tabs.iter().any(|t| !t.rows.is_empty()) {
+        targets.push("row");
+    }
+    if !arr(&m.manifest, "objects").is_empty() {
+        targets.push("object");
+    }
+    if !arr(&m.manifest, "payloads").is_empty() {
+        targets.push("payload");
+    }
+    if !m.parts.is_empty() {
+        targets.push("part");
+    }
+    if bins.iter().any(|b| !b.parts.is_empty()) {
+        targets.push("chunk");
+    }
+    match pick(&targets, rng, "nothing to add a member to")? {
+        "manifest" => {
+            m.manifest.insert("comment", s("exported by hand"));
+            Ok(Edit::new(
+                At::Manifest,
+                "the manifest has a member \"comment\"",
+            ))
+        }
+        "closing" => Ok(
+            Edit::new(At::Closing, "the closing has a member \"receipt\": null")
+                .closing_value(|c| c.insert("receipt", Value::Null)),
+        ),
+        "table" => {
+            let t = pick(&tabs, rng, "no table")?;
+            m.table_mut(t.idx)?
+                .insert("without_rowid", Value::Bool(false));
+            Ok(Edit::new(
+                At::Manifest,
+                format!("table {:?} has a member \"without_rowid\"", t.name),
+            ))
+        }
+        "column" => {
+            let t = pick(&tabs, rng, "no table")?;
+            let c = pick(&t.cols, rng, "no column")?;
+            m.column_mut(t.idx, c.idx)?.insert("collation", s("NOCASE"));
+            Ok(Edit::new(
+                At::Manifest,
+                format!("column {}.{} has a member \"collation\"", t.name, c.name),
+            ))
+        }
+        "row" => {
+            let with_rows: Vec<Tab> = tabs.into_iter().filter(|t| !t.rows.is_empty()).collect();
+            let t = pick(&with_rows, rng, "no rows")?;
+            let at = pick(&t.rows, rng, "no rows")?;
+            m.item_mut(at.0, at.1)?
+                .insert("deleted", Value::Bool(false));
+            Ok(Edit::new(
+                At::Part(at.0),
+                format!(
+                    "a row item of {:?} (part {}) has a member \"deleted\"",
+                    t.name, at.0
+                ),
+            ))
+        }
+        "object" => {
+            let k = rng.below(arr(&m.manifest, "objects").len() as u64) as usize;
+            m.entry_mut(BinKind::Object, k)?
+                .insert("etag", s("\"abc\""));
+            Ok(Edit::new(
+                At::Manifest,
+                format!("object entry {k} has a member \"etag\""),
+            ))
+        }
+        "payload" => {
+            let k = rng.below(arr(&m.manifest, "payloads").len() as u64) as usize;
+            m.entry_mut(BinKind::Payload, k)?.insert("type", s("json"));
+            Ok(Edit::new(
+                At::Manifest,
+                format!("payload entry {k} has a member \"type\""),
+            ))
+        }
+        "part" => {
+            let p = rng.below(m.parts.len() as u64) as usize;
+            obj_mut(&mut m.parts[p])
+                .need("not an object")?
+                .insert("note", s("hand-edited"));
+            Ok(Edit::new(
+                At::Part(p),
+                format!("part {p} has a member \"note\""),
+            ))
+        }
+        _ => {
+            let with: Vec<Bin> = bins.into_iter().filter(|b| !b.parts.is_empty()).collect();
+            let b = pick(&with, rng, "no chunk")?;
+            let p = pick(&b.parts, rng, "no chunk")?;
+            m.item_mut(p, 0)?.insert("size", n(b.size));
+            Ok(Edit::new(
+                At::Part(p),
+                format!(
+                    "a chunk of {} {:?} (part {p}) has a member \"size\"",
+                    b.kind.word(),
+                    b.label
+                ),
+            ))
+        }
+    }
+}
+
+fn missing_member(m: &mut Model, rng: &mut Rng) -> R<Edit> {
+    let tabs = m.tabs();
+    let mut targets = vec!["manifest", "closing"];
+    if !tabs.is_empty() {
+        targets.push("table");
+    }
+    if tabs.iter().any(|t| t.alias.is_some() && !t.rows.is_empty()) {
+        targets.push("rowid");
+    }
+    if tabs.iter().any(|t| !t.rows.is_empty()) {
+        targets.push("row-index");
+    }
+    if !arr(&m.manifest, "objects").is_empty() {
+        targets.push("object");
+    }
+    if !m.parts.is_empty() {
+        targets.push("part-index");
+    }
+    if m.bins().iter().any(|b| b.parts.len() == 1) {
+        targets.push("chunk-data");
+    }
+    match pick(&targets, rng, "nothing to remove")? {
+        "manifest" => {
+            let member = pick(
+                &["journal", "epoch", "sourceIdentity", "exportedAt"],
+                rng,
+                "",
+            )?;
+            m.manifest.remove(member);
+            Ok(Edit::new(
+                At::Manifest,
+                format!("the manifest without {member:?}"),
+            ))
+        }
+        "closing" => Ok(
+            Edit::new(At::Closing, "the closing without \"contentHash\"").closing_value(|c| {
+                c.remove("contentHash");
+            }),
+        ),
+        "table" => {
+            let t = pick(&tabs, rng, "no table")?;
+            m.table_mut(t.idx)?.remove("dependencies");
+            Ok(Edit::new(
+                At::Manifest,
+                format!("table {:?} without \"dependencies\"", t.name),
+            ))
+        }
+        "rowid" => {
+            let ts: Vec<Tab> = tabs
+                .into_iter()
+                .filter(|t| t.alias.is_some() && !t.rows.is_empty())
+                .collect();
+            let t = pick(&ts, rng, "no rowid rows")?;
+            let k = rng.below(t.rows.len() as u64) as usize;
+            let at = t.rows[k];
+            m.item_mut(at.0, at.1)?.remove("rowid");
+            Ok(Edit::new(
+                At::Part(at.0),
+                format!("row {k} of rowid table {:?} without its rowid", t.name),
+            ))
+        }
+        "row-index" => {
+            let ts: Vec<Tab> = tabs.into_iter().filter(|t| !t.rows.is_empty()).collect();
+            let t = pick(&ts, rng, "no rows")?;
+            let k = rng.below(t.rows.len() as u64) as usize;
+            let at = t.rows[k];
+            m.item_mut(at.0, at.1)?.remove("index");
+            Ok(Edit::new(
+                At::Part(at.0),
+                format!("row {k} of {:?} without its index", t.name),
+            )
+            .allow(&[Code::RowIndex]))
+        }
+        "object" => {
+            let k = rng.below(arr(&m.manifest, "objects").len() as u64) as usize;
+            m.entry_mut(BinKind::Object, k)?.remove("customMetadata");
+            Ok(Edit::new(
+                At::Manifest,
+                format!("object entry {k} without \"customMetadata\""),
+            ))
+        }
+        "part-index" => {
+            let p = rng.below(m.parts.len() as u64) as usize;
+            obj_mut(&mut m.parts[p])
+                .need("not an object")?
+                .remove("index");
+            Ok(
+                Edit::new(At::Part(p), format!("part {p} without its index"))
+                    .allow(&[Code::PartIndex]),
+            )
+        }
+        _ => {
+            let bs: Vec<Bin> = m
+                .bins()
+                .into_iter()
+                .filter(|b| b.parts.len() == 1)
+                .collect();
+            let b = pick(&bs, rng, "no chunk")?;
+            m.item_mut(b.parts[0], 0)?.remove("data");
+            // A chunk without data carries no bytes: the binary is then
+            // incomplete, unless it is empty anyway.
+            let also: &[Code] = if b.size > 0 {
+                &[Code::BinaryMissing]
+            } else {
+                &[]
+            };
+            Ok(Edit::new(
+                At::Part(b.parts[0]),
+                format!(
+                    "the only chunk of {} {:?} without \"data\"",
+                    b.kind.word(),
+                    b.label
+                ),
+            )
+            .also(also))
+        }
+    }
+}
+
+fn member_type(m: &mut Model, rng: &mut Rng) -> R<Edit> {
+    let tabs = m.tabs();
+    let mut targets = vec![
+        "product",
+        "excludedTables",
+        "configuration",
+        "closing",
+        "items",
+    ];
+    if !tabs.is_empty() {
+        targets.push("sql");
+    }
+    // Only where the alias is null: a rowid table whose alias is unreadable
+    // loses its rows' rowids too.
+    let keyed: Vec<Tab> = tabs.iter().filter(|t| t.alias.is_none()).cloned().collect();
+    if !keyed.is_empty() {
+        targets.push("rowidAlias");
+    }
+    match pick(&targets, rng, "")? {
+        "product" => {
+            m.manifest.insert("product", n(5));
+            Ok(Edit::new(At::Manifest, "product is the number 5"))
+        }
+        "excludedTables" => {
+            let first = m
+                .names("excludedTables")
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "sessions".to_string());
+            m.manifest.insert("excludedTables", s(first));
+            Ok(Edit::new(
+                At::Manifest,
+                "excludedTables is a string, not an array",
+            ))
+        }
+        "configuration" => {
+            let list = arr_mut(&mut m.manifest, "requiredConfiguration").need("no list")?;
+            if list.is_empty() {
+                list.push(n(7));
+            } else {
+                list[0] = n(7);
+            }
+            Ok(Edit::new(
+                At::Manifest,
+                "requiredConfiguration[0] is the number 7",
+            ))
+        }
+        "closing" => Ok(
+            Edit::new(At::Closing, "the closing archiveHash is the number 0")
+                .closing_value(|c| c.insert("archiveHash", n(0))),
+        ),
+        "items" => {
+            let end = m.parts.len();
+            m.parts.push(obj(vec![
+                ("kind", s("part")),
+                ("index", n(end as i64)),
+                ("items", Value::Object(Object::new())),
+            ]));
+            Ok(Edit::new(
+                At::Part(end),
+                "a new last part whose items is an object",
+            ))
+        }
+        "sql" => {
+            let t = pick(&tabs, rng, "no table")?;
+            m.table_mut(t.idx)?.insert("sql", Value::Null);
+            Ok(
+                Edit::new(At::Manifest, format!("table {:?} has sql null", t.name))
+                    .also(&[Code::InvalidTableSql]),
+            )
+        }
+        _ => {
+            let t = pick(&keyed, rng, "no table")?;
+            m.table_mut(t.idx)?.insert("rowidAlias", Value::Bool(false));
+            Ok(Edit::new(
+                At::Manifest,
+                format!("table {:?} has rowidAlias false", t.name),
+            ))
+        }
+    }
+}
+
+fn unsupported_format(m: &mut Model, rng: &mut Rng) -> R<Edit> {
+    let f = pick(
+        &["rer-portability-3", "rer-portability-v2", "other-format"],
+        rng,
+        "",
+    )?;
+    m.manifest.insert("format", s(f));
+    Ok(Edit::new(At::Manifest, format!("format is {f:?}")))
+}
+
+fn unsupported_version(m: &mut Model, rng: &mut Rng) -> R<Edit> {
+    let (v, what) = match rng.below(3) {
+        0 => (n(3), "3"),
+        1 => (n(1), "1"),
+        _ => (s("2"), "the string \"2\""),
+    };
+    m.manifest.insert("version", v);
+    Ok(Edit::new(At::Manifest, format!("version is {what}")))
+}
+
+fn invalid_name(m: &mut Model, rng: &mut Rng) -> R<Edit> {
+    let tabs = m.tabs();
+    let mut targets = vec!["product", "sourceIdentity", "configuration"];
+    // A table name with LF at its end keeps its place in name order; its
+    // rows, dependencies and exclusions are renamed with it.
+    let renamable: Vec<Tab> = tabs.clone();
+    if !renamable.is_empty() {
+        targets.push("table");
+    }
+    match pick(&targets, rng, "")? {
+        "product" => {
+            m.manifest.insert("product", s(""));
+            Ok(Edit::new(At::Manifest, "product is the empty string"))
+        }
+        "sourceIdentity" => {
+            let old = str_at(&Value::Object(m.manifest.clone()), "sourceIdentity")
+                .unwrap_or("src")
+                .to_string();
+            m.manifest.insert("sourceIdentity", s(format!("{old}\t1")));
+            Ok(Edit::new(
+                At::Manifest,
+                "sourceIdentity holds a TAB (a C0 control character)",
+            ))
+        }
+        "configuration" => {
+            let long = "\u{1F600}".repeat(257);
+            let list = arr_mut(&mut m.manifest, "requiredConfiguration").need("no list")?;
+            if list.is_empty() {
+                list.push(s(long));
+            } else {
+                list[0] = s(long);
+            }
+            Ok(Edit::new(
+                At::Manifest,
+                "requiredConfiguration[0] is 257 astral characters: 514 UTF-16 code units (the limit is 512)",
+            ))
+        }
+        _ => {
+            let t = pick(&renamable, rng, "no table")?;
+            let new = format!("{}\n", t.name);
+            m.table_mut(t.idx)?.insert("name", s(new.clone()));
+            for &(p, i) in &t.rows {
+                m.item_mut(p, i)?.insert("table", s(new.clone()));
+            }
+            for other in &tabs {
+                if other.deps.contains(&t.name) {
+                    let deps: Vec<String> = other
+                        .deps
+                        .iter()
+                        .map(|d| if *d == t.name { new.clone() } else { d.clone() })
+                        .collect();
+                    m.table_mut(other.idx)?
+                        .insert("dependencies", strings(&deps));
+                }
+            }
+            if let Some(Value::Object(ex)) = m.manifest.get_mut("excludedColumns") {
+                if let Some(v) = ex.remove(&t.name) {
+                    ex.insert(new.clone(), v);
+                }
+            }
+            Ok(Edit::new(
+                At::Manifest,
+                format!(
+                    "table {:?} renamed with an LF at the end (its rows too)",
+                    t.name
+                ),
+            ))
+        }
+    }
+}
+
+fn invalid_exported_at(m: &mut Model, rng: &mut Rng) -> R<Edit> {
+    let v = pick(
+        &[
+            "2023-02-29T00:00:00.000Z",
+            "2026-01-02T03:04:05Z",
+            "2026-01-02T03:04:05.678+00:00",
+            "2026-01-02 03:04:05.678Z",
+            "2026-13-02T03:04:05.678Z",
+        ],
+        rng,
+        "",
+    )?;
+    m.manifest.insert("exportedAt", s(v));
+    Ok(Edit::new(At::Manifest, format!("exportedAt is {v:?}")))
+}
+
+fn invalid_integer(m: &mut Model, rng: &mut Rng) -> R<Edit> {
+    match rng.below(4) {
+        0 => {
+            m.manifest.insert("epoch", n(-1));
+            Ok(Edit::new(At::Manifest, "epoch is -1"))
+        }
+        1 => {
+            m.manifest.insert("epoch", Value::Number(1.5));
+            Ok(Edit::new(At::Manifest, "epoch is 1.5"))
+        }
+        2 => {
+            m.manifest
+                .insert("epoch", Value::Number(9_007_199_254_740_992.0));
+            Ok(Edit::new(
+                At::Manifest,
+                "epoch is 2^53 (not a safe integer)",
+            ))
+        }
+        _ => {
+            let k = m.parts.len() as f64 + 0.5;
+            Ok(
+                Edit::new(At::Closing, format!("the closing partCount is {k}"))
+                    .closing_value(move |c| c.insert("partCount", Value::Number(k))),
+            )
+        }
+    }
+}
+
+fn schema_mismatch(m: &mut Model, rng: &mut Rng) -> R<Edit> {
+    let tables = arr(&m.manifest, "tables").to_vec();
+    let (value, what) = if !tables.is_empty() && rng.one_in(2) {
+        // The schema of the tables before the last one was added.
+        let pairs: Vec<(String, String)> = tables[..tables.len() - 1]
+            .iter()
+            .map(|t| {
+                (
+                    str_at(t, "name").unwrap_or_default().to_string(),
+                    str_at(t, "sql").unwrap_or_default().to_string(),
+                )
+            })
+            .collect();
+        (
+            schema_identity(pairs.iter().map(|(a, b)| (a.as_str(), b.as_str()))),
+            "schema is that of the tables without the last one (stale)",
+        )
+    } else {
+        (
+            hex(&sha256(&rng.next_u64().to_le_bytes())),
+            "schema is another SHA-256",
+        )
+    };
+    m.manifest.insert("schema", s(value));
+    Ok(Edit::new(At::Manifest, what).seal(|o| o.schema = false))
+}
