@@ -11,8 +11,10 @@
 //! - a file, read through a 1 MiB buffer with `pread`, never mapped: a file
 //!   that shrinks while it is read then simply ends early (a finding),
 //!   where a memory map would kill the process with SIGBUS;
-//! - a stream, copied to an unnamed temporary file as it is read, so that
-//!   lines can be read again by offset.
+//! - a stream, either copied to an unnamed temporary file as it is read, so
+//!   that lines can be read again by offset ([`LineSource::stream`]), or
+//!   read once and kept nowhere ([`LineSource::reader`], for a reader that
+//!   never goes back, such as `ndarc canon`).
 //!
 //! Lines borrow from the slice, or are copied out of the read buffer into a
 //! line buffer of a small pool, so they can be checked on other threads. A
@@ -279,7 +281,9 @@ enum Backing<'a> {
     File(&'a File),
     Stream {
         reader: Box<dyn Read + Send + 'a>,
-        spool: File,
+        /// The copy of what was read, for [`LineSource::stream`]; `None`
+        /// for [`LineSource::reader`].
+        spool: Option<File>,
     },
 }
 
@@ -352,9 +356,22 @@ impl<'a> LineSource<'a> {
         let again = Input::File(spool.try_clone()?);
         let backing = Backing::Stream {
             reader: Box::new(reader),
-            spool,
+            spool: Some(spool),
         };
         Ok((Self::with(backing, false, None), again))
+    }
+
+    /// Lines of a stream read once: nothing is copied or kept, so no line
+    /// can be read again by offset (no temporary file is created, and none
+    /// of the stream's bytes are written anywhere). The framing is that of
+    /// [`LineSource::stream`]: a line over its limit that is not skipped
+    /// stops the reading there.
+    pub fn reader(reader: impl Read + Send + 'a) -> Self {
+        let backing = Backing::Stream {
+            reader: Box::new(reader),
+            spool: None,
+        };
+        Self::with(backing, false, None)
     }
 
     /// Bytes consumed so far.
@@ -630,7 +647,9 @@ impl<'a> LineSource<'a> {
                         r => break r?,
                     }
                 };
-                spool.write_all(&self.buf[end..end + n])?;
+                if let Some(spool) = spool {
+                    spool.write_all(&self.buf[end..end + n])?;
+                }
                 n
             }
         };
@@ -680,17 +699,42 @@ mod tests {
         (out, rest)
     }
 
-    /// The same lines and findings from a slice, a file and a stream.
+    /// A reader that hands out at most `step` bytes a call, so that lines
+    /// span many reads.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = buf.len().min(self.1).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    /// The same lines and findings from a slice, a file, a spooled stream
+    /// and a stream read once (whole, and a few bytes a read).
     fn all(data: &[u8], limit: usize) -> (Vec<Got>, Vec<Code>) {
         let a = collect(LineSource::slice(data), limit);
-        let (s, _) = LineSource::stream(data).unwrap();
+        let (s, again) = LineSource::stream(data).unwrap();
         let b = collect(s, limit);
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(data).unwrap();
         let input = Input::File(f);
         let c = collect(LineSource::new(&input).unwrap(), limit);
+        let d = collect(LineSource::reader(data), limit);
+        // Small reads for small inputs; a few dozen for large ones (each
+        // read moves the unread bytes to the front of the buffer).
+        let step = 3.max(data.len() / 40);
+        let e = collect(LineSource::reader(Trickle(data, step)), limit);
         assert_eq!(a, b, "slice and stream");
         assert_eq!(a, c, "slice and file");
+        assert_eq!(a, d, "slice and reader");
+        assert_eq!(a, e, "slice and a reader of a few bytes a read");
+        // The spooled stream kept a copy; the reader keeps nothing.
+        let mut copy = vec![0u8; data.len() + 1];
+        assert_eq!(again.read_at(0, &mut copy).unwrap(), data.len());
+        assert_eq!(&copy[..data.len()], data);
         a
     }
 
@@ -749,7 +793,8 @@ mod tests {
             );
             if !skip {
                 let (s, _) = LineSource::stream(&data[..]).unwrap();
-                assert_eq!(first(s, skip), (true, want));
+                assert_eq!(first(s, skip), (true, want.clone()));
+                assert_eq!(first(LineSource::reader(&data[..]), skip), (true, want));
             }
         }
         // Within the limit (a CR before the end does not count), the
@@ -763,6 +808,10 @@ mod tests {
         let short = vec![b'x'; 512];
         let (s, _) = LineSource::stream(&short[..]).unwrap();
         assert_eq!(first(s, false), (false, vec![Code::MissingFinalNewline]));
+        assert_eq!(
+            first(LineSource::reader(&short[..]), false),
+            (false, vec![Code::MissingFinalNewline])
+        );
     }
 
     #[test]
@@ -786,6 +835,10 @@ mod tests {
         let l = s.next_line(1000, false).unwrap().unwrap();
         assert!(l.too_long.is_some_and(|n| n > 1001), "{:?}", l.too_long);
         assert!(!l.length_known);
+        assert!(s.next_line(1000, false).unwrap().is_none());
+        let mut s = LineSource::reader(std::io::repeat(0).take(1 << 40));
+        let l = s.next_line(1000, false).unwrap().unwrap();
+        assert!(l.too_long.is_some_and(|n| n > 1001), "{:?}", l.too_long);
         assert!(s.next_line(1000, false).unwrap().is_none());
     }
 
