@@ -2,16 +2,13 @@
 //!
 //! - [`Input`]: a path or `-` for standard input; a directory or a file that
 //!   cannot be opened is a [`Failure`] with a one-line message.
-//! - [`LineReader`]: LF-terminated lines with a length limit, read with
-//!   bounded memory (a line longer than the limit is reported, never
-//!   buffered whole).
 //! - [`Output`] and [`OutputArgs`]: standard output, or `-o FILE` written
 //!   atomically ([`AtomicFile`]: a temporary sibling, fsync, rename), never
 //!   replacing an existing file without `--force`.
 
 use std::ffi::OsString;
 use std::fs::{self, File};
-use std::io::{self, BufRead, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::exit::Failure;
@@ -112,12 +109,12 @@ impl Read for Input {
     }
 }
 
-/// Why reading a line or an input stopped.
+/// Why reading an input stopped.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ReadError {
-    /// The line (or the whole input) is longer than the limit; `offset` is
-    /// the byte of the file where the limit was passed.
+    /// The whole input is longer than the limit; `offset` is the byte of
+    /// the file where the limit was passed.
     TooLong {
         /// 1-based line number.
         line: u64,
@@ -133,96 +130,6 @@ pub enum ReadError {
 impl From<io::Error> for ReadError {
     fn from(e: io::Error) -> Self {
         ReadError::Io(e)
-    }
-}
-
-/// Where a line is: its 1-based number and the byte offset of its first
-/// byte in the file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LineInfo {
-    /// 1-based line number.
-    pub number: u64,
-    /// Byte offset of the line's first byte from the start of the input.
-    pub offset: u64,
-    /// Whether an LF ended the line (only the last line of a file can lack
-    /// it).
-    pub terminated: bool,
-}
-
-/// Reads LF-terminated lines with a per-line limit. Memory use is bounded by
-/// the limit plus the reader's buffer: a longer line is an error as soon as
-/// its first `limit + 1` bytes have been seen.
-pub struct LineReader<R> {
-    inner: R,
-    limit: usize,
-    number: u64,
-    offset: u64,
-}
-
-impl<R: BufRead> LineReader<R> {
-    /// Lines of `inner`, each at most `limit` bytes without its LF.
-    pub fn new(inner: R, limit: usize) -> Self {
-        LineReader {
-            inner,
-            limit,
-            number: 0,
-            offset: 0,
-        }
-    }
-
-    /// Changes the limit for the lines read from now on (e.g. after the
-    /// manifest line, whose limit is larger).
-    pub fn set_limit(&mut self, limit: usize) {
-        self.limit = limit;
-    }
-
-    /// Reads the next line into `line` (cleared first, LF not included).
-    /// `Ok(None)` at the end of the input.
-    pub fn next_line(&mut self, line: &mut Vec<u8>) -> Result<Option<LineInfo>, ReadError> {
-        line.clear();
-        let start = self.offset;
-        let number = self.number + 1;
-        loop {
-            let chunk = match self.inner.fill_buf() {
-                Ok(c) => c,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(ReadError::Io(e)),
-            };
-            if chunk.is_empty() {
-                if line.is_empty() {
-                    return Ok(None);
-                }
-                self.number = number;
-                return Ok(Some(LineInfo {
-                    number,
-                    offset: start,
-                    terminated: false,
-                }));
-            }
-            let (take, found) = match memchr::memchr(b'\n', chunk) {
-                Some(i) => (i, true),
-                None => (chunk.len(), false),
-            };
-            if line.len() + take > self.limit {
-                return Err(ReadError::TooLong {
-                    line: number,
-                    offset: start + self.limit as u64,
-                    limit: self.limit,
-                });
-            }
-            line.extend_from_slice(&chunk[..take]);
-            let used = take + usize::from(found);
-            self.inner.consume(used);
-            self.offset += used as u64;
-            if found {
-                self.number = number;
-                return Ok(Some(LineInfo {
-                    number,
-                    offset: start,
-                    terminated: true,
-                }));
-            }
-        }
     }
 }
 
@@ -693,71 +600,6 @@ pub mod cleanup {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn lines(input: &[u8], limit: usize) -> Vec<Result<(Vec<u8>, LineInfo), String>> {
-        // A tiny buffer so that lines span many fill_buf calls.
-        let mut r = LineReader::new(io::BufReader::with_capacity(3, input), limit);
-        let mut out = Vec::new();
-        let mut buf = Vec::new();
-        loop {
-            match r.next_line(&mut buf) {
-                Ok(Some(info)) => out.push(Ok((buf.clone(), info))),
-                Ok(None) => break,
-                Err(ReadError::TooLong {
-                    line,
-                    offset,
-                    limit,
-                }) => {
-                    out.push(Err(format!("too long {line} {offset} {limit}")));
-                    break;
-                }
-                Err(ReadError::Io(e)) => {
-                    out.push(Err(e.to_string()));
-                    break;
-                }
-            }
-        }
-        out
-    }
-
-    fn info(number: u64, offset: u64, terminated: bool) -> LineInfo {
-        LineInfo {
-            number,
-            offset,
-            terminated,
-        }
-    }
-
-    #[test]
-    fn splits_lines_with_offsets() {
-        assert_eq!(
-            lines(b"ab\n\ncdef\ng", 10),
-            vec![
-                Ok((b"ab".to_vec(), info(1, 0, true))),
-                Ok((b"".to_vec(), info(2, 3, true))),
-                Ok((b"cdef".to_vec(), info(3, 4, true))),
-                Ok((b"g".to_vec(), info(4, 9, false))),
-            ]
-        );
-        assert!(lines(b"", 10).is_empty());
-        assert_eq!(lines(b"\n", 10), vec![Ok((vec![], info(1, 0, true)))]);
-    }
-
-    #[test]
-    fn limit_excludes_the_lf() {
-        assert_eq!(
-            lines(b"12345\n", 5),
-            vec![Ok((b"12345".to_vec(), info(1, 0, true)))]
-        );
-        assert_eq!(
-            lines(b"1\n123456\n", 5),
-            vec![
-                Ok((b"1".to_vec(), info(1, 0, true))),
-                Err("too long 2 7 5".to_string())
-            ]
-        );
-        assert_eq!(lines(b"123456", 5), vec![Err("too long 1 5 5".to_string())]);
-    }
 
     fn refused<T>(r: Result<T, Failure>) -> Failure {
         match r {

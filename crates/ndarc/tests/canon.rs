@@ -23,10 +23,16 @@ impl Run {
 
 /// Runs `ndarc ARGS` in `dir` with `stdin` as standard input.
 fn ndarc_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Run {
+    ndarc_env(dir, &[], args, stdin)
+}
+
+/// [`ndarc_in`] with more environment variables.
+fn ndarc_env(dir: &Path, env: &[(&str, &Path)], args: &[&str], stdin: &[u8]) -> Run {
     let mut child = Command::new(BIN)
         .args(args)
         .current_dir(dir)
         .env_remove("NO_COLOR")
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -130,6 +136,29 @@ fn reads_stdin_with_dash_or_no_file() {
     }
 }
 
+/// Standard input is read once: no copy of it is spooled to a temporary
+/// file (a 3 MiB input, read in several chunks, in rewrite and check mode).
+/// An unnamed temporary file (`O_TMPFILE`) never shows in a directory, so
+/// TMPDIR names a directory that does not exist: creating any temporary
+/// file there fails, and would fail the run.
+#[test]
+fn stdin_is_not_spooled() {
+    let s = Scratch::new("tmpdir");
+    let tmpdir = s.path("none");
+    let mut input = Vec::new();
+    while input.len() < 3 << 20 {
+        input.extend_from_slice(MESSY);
+    }
+    let want = CANON.repeat(input.len() / MESSY.len());
+    let env = [("TMPDIR", tmpdir.as_path())];
+    let r = ndarc_env(&s.0, &env, &["canon", "-"], &input);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    assert!(r.out() == want, "the canonical lines");
+    let r = ndarc_env(&s.0, &env, &["canon", "--check", "-"], want.as_bytes());
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    assert_eq!(s.entries(), Vec::<String>::new());
+}
+
 #[test]
 fn empty_input_gives_empty_output() {
     let r = ndarc(&["canon"], b"");
@@ -214,11 +243,26 @@ fn invalid_lines_exit_1_with_file_line_offset_code() {
         ),
         (
             b"{}\n\n{}\n",
-            "<stdin>:2:3: empty_line: empty line; every line holds one JSON text\n",
+            "<stdin>:2:3: empty_line: an empty line; every line is one record\n",
         ),
         (
             b"{}\r\n{}\n",
-            "<stdin>:1:2: carriage_return: the line ends with CR (a CRLF line ending?); lines end with LF alone\n",
+            "<stdin>:1:2: carriage_return: the line ends with CR LF; records are separated by LF alone\n",
+        ),
+        // A CR anywhere in a line, at its offset (the line source's rule,
+        // as in `verify`), even where JSON would take it as whitespace.
+        (
+            b"{}\n[1,\r2]\n",
+            "<stdin>:2:6: carriage_return: a carriage return (CR) inside the line; lines are separated by LF alone and hold no CR\n",
+        ),
+        (
+            b"{}\n\r\n{}\n",
+            "<stdin>:2:3: carriage_return: the line ends with CR LF; records are separated by LF alone\n",
+        ),
+        // Empty lines at the end.
+        (
+            b"{}\n\n\n",
+            "<stdin>:2:3: empty_line: an empty line; every line is one record\n",
         ),
         (
             b"{} {}\n",

@@ -3,18 +3,23 @@
 //!
 //! The input is NDJSON by default: one JSON text per LF-terminated line,
 //! each written back canonical on its own line, so an archive stays an
-//! archive. Lines are streamed with bounded memory. Framing is not repaired:
-//! an empty line, a CR before the LF or a line longer than the limit is an
-//! error. A last line without LF is given one (`--check` reports it).
+//! archive. Lines are streamed with bounded memory, read once through the
+//! line source of `ndarc-verify` ([`LineSource::reader`]), so canon frames
+//! lines exactly as `verify` does. Framing is not repaired: an empty line, a
+//! CR anywhere in a line or a line longer than the limit is an error,
+//! reported with the line source's code and message. A last line without LF
+//! is given one (`--check` reports it).
 
-use std::io::{BufReader, Read};
+use std::io::Read;
 use std::path::PathBuf;
 
 use ndarc_json::{canonicalize, check_canonical};
+use ndarc_verify::lines::LineSource;
+use ndarc_verify::{Code, Finding};
 
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::{parse_size, Limits};
-use crate::io::{Input, LineReader, Output, OutputArgs, ReadError, ARCHIVE_MODE, BUFFER_BYTES};
+use crate::io::{Input, Output, OutputArgs, ReadError, ARCHIVE_MODE};
 use crate::term::{diagnostic, Location};
 use crate::Context;
 
@@ -70,7 +75,7 @@ canonical, 2 could not run (usage, I/O, an existing output without --force).";
 UTF-16 code units, strings and numbers written as ECMAScript writes them), or check that it is.
 
 The input is NDJSON: one JSON text per LF-terminated line, each written back canonical on \
-its own line. Empty lines, CR before LF and lines over the limits (line 1, the manifest of an \
+its own line. Empty lines, a CR anywhere in a line and lines over the limits (line 1, the manifest of an \
 archive: --max-manifest-bytes; later lines: --max-line-bytes) are errors, not repaired. With \
 --input json the input is one JSON text (whitespace and newlines allowed), at most \
 --max-manifest-bytes.",
@@ -266,74 +271,81 @@ fn ndjson(
     ndjson_from(&name, input, out, collect, limits, ctx)
 }
 
-/// [`ndjson`] over any reader named `name`.
+/// Reports the first framing finding of `framing` that canon does not
+/// repair (all but `missing_final_newline`, see [`unterminated`]), with the
+/// line source's own code, position and message; whether there was one.
+fn framing_error(name: &str, framing: &[Finding], ctx: &Context) -> bool {
+    let Some(f) = framing.iter().find(|f| f.code != Code::MissingFinalNewline) else {
+        return false;
+    };
+    let at = Location {
+        file: name,
+        line: f.line,
+        offset: f.offset,
+    };
+    diagnostic(ctx.colour, at, f.code.as_str(), &f.message);
+    true
+}
+
+/// Whether `framing` says the line has no LF after it (the last line of
+/// the input): `--check` reports it, a rewrite gives the line its LF.
+fn unterminated(framing: &[Finding]) -> bool {
+    framing.iter().any(|f| f.code == Code::MissingFinalNewline)
+}
+
+/// [`ndjson`] over any reader named `name`. Lines are read once (no copy of
+/// the input is kept); reading stops at the first problem.
 fn ndjson_from(
     name: &str,
-    input: &mut dyn Read,
+    input: &mut (dyn Read + Send),
     mut out: Option<&mut Output>,
     mut collect: Option<&mut Vec<u8>>,
     limits: Limits,
     ctx: &Context,
 ) -> CmdResult {
-    let mut reader = LineReader::new(
-        BufReader::with_capacity(BUFFER_BYTES, input),
-        limits.for_line(1),
-    );
-    let mut line = Vec::new();
+    let mut source = LineSource::reader(input);
     let mut canon = Vec::new();
-    let mut number = 0u64;
     loop {
-        number += 1;
-        reader.set_limit(limits.for_line(number));
-        let info = match reader.next_line(&mut line) {
-            Ok(Some(info)) => info,
+        // Empty lines count: the manifest limit is line 1's.
+        let limit = limits.for_line(source.lines() + 1);
+        let line = match source.next_line(limit, false) {
+            Ok(Some(line)) => line,
             Ok(None) => break,
-            Err(ReadError::TooLong {
-                line: number,
-                offset,
-                limit,
-            }) => {
-                let at = Location {
-                    file: name,
-                    line: number,
-                    offset,
-                };
-                let flag = if number == 1 {
-                    "--max-manifest-bytes"
-                } else {
-                    "--max-line-bytes"
-                };
-                let msg = format!(
-                    "line {number} is longer than {limit} bytes; raise {flag} to accept it"
-                );
-                diagnostic(ctx.colour, at, "line_too_long", &msg);
-                return Ok(Status::Findings);
-            }
-            Err(ReadError::Io(e)) => {
-                return Err(Failure::io(format_args!("cannot read {name}"), &e))
-            }
+            Err(e) => return Err(Failure::io(format_args!("cannot read {name}"), &e)),
         };
+        // Findings of empty lines before this one come first (file order).
+        if framing_error(name, &line.framing, ctx) {
+            return Ok(Status::Findings);
+        }
+        if line.too_long.is_some() {
+            let number = line.number;
+            let at = Location {
+                file: name,
+                line: number,
+                offset: line.offset + limit as u64,
+            };
+            let flag = if number == 1 {
+                "--max-manifest-bytes"
+            } else {
+                "--max-line-bytes"
+            };
+            let msg =
+                format!("line {number} is longer than {limit} bytes; raise {flag} to accept it");
+            diagnostic(ctx.colour, at, Code::LineTooLong.as_str(), &msg);
+            return Ok(Status::Findings);
+        }
+        let terminated = !unterminated(&line.framing);
         let at = |k: usize| Location {
             file: name,
-            line: info.number,
-            offset: info.offset + k as u64,
+            line: line.number,
+            offset: line.offset + k as u64,
         };
-        if line.is_empty() {
-            let msg = "empty line; every line holds one JSON text";
-            diagnostic(ctx.colour, at(0), "empty_line", msg);
-            return Ok(Status::Findings);
-        }
-        if line.last() == Some(&b'\r') {
-            let msg = "the line ends with CR (a CRLF line ending?); lines end with LF alone";
-            diagnostic(ctx.colour, at(line.len() - 1), "carriage_return", msg);
-            return Ok(Status::Findings);
-        }
         match out.as_deref_mut() {
-            None => match check_canonical(&line) {
-                Ok(None) if info.terminated => {}
+            None => match check_canonical(&line.bytes) {
+                Ok(None) if terminated => {}
                 Ok(None) => {
                     let msg = "not canonical: the last line does not end with LF";
-                    diagnostic(ctx.colour, at(line.len()), "", msg);
+                    diagnostic(ctx.colour, at(line.bytes.len()), "", msg);
                     return Ok(Status::Findings);
                 }
                 Ok(Some(k)) => {
@@ -347,7 +359,7 @@ fn ndjson_from(
             },
             Some(out) => {
                 canon.clear();
-                if let Err(e) = canonicalize(&line, &mut canon) {
+                if let Err(e) = canonicalize(&line.bytes, &mut canon) {
                     diagnostic(ctx.colour, at(e.offset()), e.code(), e.message());
                     return Ok(Status::Findings);
                 }
@@ -360,6 +372,10 @@ fn ndjson_from(
                 }
             }
         }
+    }
+    // Empty lines at the end.
+    if framing_error(name, &source.take_pending(), ctx) {
+        return Ok(Status::Findings);
     }
     Ok(Status::Success)
 }
