@@ -4,7 +4,7 @@
 //! with LF, hold no CR, are not empty, the last one ends with LF too, and a
 //! line over its limit is not looked into. So does line and offset
 //! accounting, and reading "the line at this offset" again. `verify`, the
-//! push API's callers and `diff` all read through it.
+//! push API's callers, `diff` and `ndarc canon` all read through it.
 //!
 //! Three inputs are covered:
 //! - a slice in memory;
