@@ -78,6 +78,15 @@ impl RunArgs {
         Ok(words)
     }
 
+    /// The report's closing line naming `summary.json` in `--outdir`,
+    /// after a blank line; empty without `--outdir`.
+    pub fn summary_line(&self) -> String {
+        match &self.outdir {
+            Some(dir) => format!("\nsummary: {}\n", dir.join("summary.json").display()),
+            None => String::new(),
+        }
+    }
+
     /// `--timeout` as a duration.
     pub fn time_limit(&self) -> Duration {
         Duration::from_secs_f64(self.timeout)
@@ -152,6 +161,32 @@ impl Outcome {
     /// Exit 0.
     pub fn accepted(&self) -> bool {
         self.code == Some(0) && !self.timed_out
+    }
+
+    /// How it ended, for a report: `still running after SECSs, killed`
+    /// (`timeout` as given on the command line), `killed by signal N` or
+    /// `exit N`.
+    pub fn how(&self, timeout: f64) -> String {
+        match (self.timed_out, self.signal, self.code) {
+            (true, _, _) => format!("still running after {timeout}s, killed"),
+            (_, Some(sig), _) => format!("killed by signal {sig}"),
+            (_, _, Some(code)) => format!("exit {code}"),
+            _ => "no exit status".to_string(),
+        }
+    }
+
+    /// The report's `  stderr: …` line: the program's own words (the
+    /// first 300 characters), made one safe line; empty when it wrote
+    /// nothing.
+    pub fn stderr_line(&self) -> String {
+        let err = self.stderr.trim();
+        if err.is_empty() {
+            return String::new();
+        }
+        format!(
+            "  stderr: {}\n",
+            crate::term::one_line(&err.chars().take(300).collect::<String>())
+        )
     }
 }
 

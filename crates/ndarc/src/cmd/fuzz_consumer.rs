@@ -495,12 +495,7 @@ fn human(
             ),
             None => "valid archive".to_string(),
         };
-        let how = match (f.outcome.timed_out, f.outcome.signal, f.outcome.code) {
-            (true, _, _) => format!("still running after {}s, killed", args.run.timeout),
-            (_, Some(sig), _) => format!("killed by signal {sig}"),
-            (_, _, Some(code)) => format!("exit {code}"),
-            _ => "no exit status".to_string(),
-        };
+        let how = f.outcome.how(args.run.timeout);
         let style = match kind {
             Kind::Crash | Kind::Timeout => Style::Warning,
             _ => Style::Error,
@@ -514,21 +509,9 @@ fn human(
             s.push_str(&format!(" -> {}", dir.join(file).display()));
         }
         s.push('\n');
-        let err = f.outcome.stderr.trim();
-        // The consumer's own words, made one safe line.
-        if !err.is_empty() {
-            s.push_str(&format!(
-                "  stderr: {}\n",
-                term::one_line(&err.chars().take(300).collect::<String>())
-            ));
-        }
+        s.push_str(&f.outcome.stderr_line());
     }
-    if let Some(dir) = &args.run.outdir {
-        s.push_str(&format!(
-            "\nsummary: {}\n",
-            dir.join("summary.json").display()
-        ));
-    }
+    s.push_str(&args.run.summary_line());
     term::safe_text(&s)
 }
 

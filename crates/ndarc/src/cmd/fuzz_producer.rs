@@ -29,7 +29,7 @@ use ndarc_sqlite::pack::{pack, PackOptions};
 use crate::child::{self, run_child, shown_command, substitute, Outcome, RunArgs, Scratch};
 use crate::cmd::mutate::{prepare_outdir, write_atomic};
 use crate::exit::{CmdResult, Failure, Status};
-use crate::term::{self, paint, Style};
+use crate::term::{paint, Style};
 use crate::Context;
 
 /// The token replaced by the database's path.
@@ -610,12 +610,7 @@ fn human(
     }
     for p in problems {
         let o = &p.eval.outcome;
-        let how = match (o.timed_out, o.signal, o.code) {
-            (true, _, _) => format!("still running after {}s, killed", args.run.timeout),
-            (_, Some(sig), _) => format!("killed by signal {sig}"),
-            (_, _, Some(code)) => format!("exit {code}"),
-            _ => "no exit status".to_string(),
-        };
+        let how = o.how(args.run.timeout);
         let style = match p.kind {
             Kind::Crash | Kind::Timeout => Style::Warning,
             _ => Style::Error,
@@ -639,19 +634,8 @@ fn human(
         for line in p.eval.detail.lines().take(12) {
             s.push_str(&format!("  {line}\n"));
         }
-        let err = o.stderr.trim();
-        if !err.is_empty() {
-            s.push_str(&format!(
-                "  stderr: {}\n",
-                term::one_line(&err.chars().take(300).collect::<String>())
-            ));
-        }
+        s.push_str(&o.stderr_line());
     }
-    if let Some(dir) = &args.run.outdir {
-        s.push_str(&format!(
-            "\nsummary: {}\n",
-            dir.join("summary.json").display()
-        ));
-    }
+    s.push_str(&args.run.summary_line());
     s
 }
