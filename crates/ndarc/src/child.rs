@@ -1,16 +1,24 @@
 //! Running a third-party program as `fuzz-consumer` and `fuzz-producer`
 //! do: a command line split into words as a shell would (but no shell),
 //! path tokens replaced, standard input empty, output kept to a limit, its
-//! own process group, killed with the group after a time limit.
+//! own process group, killed with the group after a time limit; a private
+//! scratch directory; and the flags both commands take.
 
 use std::ffi::OsString;
-use std::fs::{self, File};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use wait_timeout::ChildExt;
+
 use crate::exit::Failure;
+use crate::io::cleanup;
+
+/// The token replaced by an archive's path: the archive fed to a consumer,
+/// or the path a producer is to write.
+pub const ARCHIVE_TOKEN: &str = "{archive}";
 
 /// Parses `--timeout`: seconds above 0, up to a day.
 pub fn parse_seconds(s: &str) -> Result<f64, String> {
@@ -22,71 +30,77 @@ pub fn parse_seconds(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Splits a command line into words as a POSIX shell does, without
-/// expanding anything: blanks separate words; `'…'` is literal; in `"…"` a
-/// backslash escapes only `"`, `\`, `$`, `` ` `` and a newline; outside
-/// quotes a backslash escapes the next character. An unterminated quote or
-/// a trailing backslash is an error.
-pub fn split_words(line: &str) -> Result<Vec<String>, String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            ' ' | '\t' | '\n' => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(c) => word.push(c),
-                        None => return Err("unterminated single quote".to_string()),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(c @ ('"' | '\\' | '$' | '`')) => word.push(c),
-                            Some('\n') => {}
-                            Some(c) => {
-                                word.push('\\');
-                                word.push(c);
-                            }
-                            None => return Err("unterminated double quote".to_string()),
-                        },
-                        Some(c) => word.push(c),
-                        None => return Err("unterminated double quote".to_string()),
-                    }
-                }
-            }
-            '\\' => match chars.next() {
-                Some('\n') => {}
-                Some(c) => {
-                    in_word = true;
-                    word.push(c);
-                }
-                None => return Err("a backslash at the end".to_string()),
-            },
-            c => {
-                in_word = true;
-                word.push(c);
-            }
+/// Parses `--max-output`: a byte size (K, M suffixes), at most 1M, since
+/// the output is kept in memory for the report.
+pub fn parse_max_output(s: &str) -> Result<usize, String> {
+    match crate::flags::parse_size(s) {
+        Ok(n) if n <= 1 << 20 => Ok(n),
+        Ok(_) => Err("at most 1M: the output is kept in memory for the report".to_string()),
+        Err(e) => Err(e),
+    }
+}
+
+/// The flags of a command that runs a program under test, defined once.
+/// Their help names the program's role (consumer, producer), so each
+/// command sets the help of `--exec`, `--runs`, `--seed`, `--timeout` and
+/// `--outdir` with `mut_arg`; names, value names, defaults and parsers
+/// are these.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The program under test: a command with tokens where the paths go.
+    #[arg(long, value_name = "CMD")]
+    pub exec: String,
+    /// Runs.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub runs: u64,
+    /// The seed of the runs.
+    #[arg(long, default_value_t = 0, value_name = "S")]
+    pub seed: u64,
+    /// Kill the program (its process group) after this many seconds.
+    #[arg(long, default_value = "10", value_name = "SECS", value_parser = parse_seconds)]
+    pub timeout: f64,
+    /// Keep what shows a problem, and summary.json, here (created if
+    /// missing; must be empty unless --force).
+    #[arg(long, value_name = "DIR")]
+    pub outdir: Option<PathBuf>,
+    /// Write into a non-empty --outdir, replacing its files.
+    #[arg(long, requires = "outdir")]
+    pub force: bool,
+}
+
+impl RunArgs {
+    /// `--exec` split into words; an empty command is a usage error.
+    pub fn words(&self) -> Result<Vec<String>, Failure> {
+        let words = split_words(&self.exec).map_err(|e| Failure::new(format!("--exec: {e}")))?;
+        if words.is_empty() {
+            return Err(Failure::new("--exec: an empty command"));
+        }
+        Ok(words)
+    }
+
+    /// The report's closing line naming `summary.json` in `--outdir`,
+    /// after a blank line; empty without `--outdir`.
+    pub fn summary_line(&self) -> String {
+        match &self.outdir {
+            Some(dir) => format!("\nsummary: {}\n", dir.join("summary.json").display()),
+            None => String::new(),
         }
     }
-    if in_word {
-        words.push(word);
+
+    /// `--timeout` as a duration.
+    pub fn time_limit(&self) -> Duration {
+        Duration::from_secs_f64(self.timeout)
     }
-    Ok(words)
+}
+
+/// Splits a command line into words as a POSIX shell does, without
+/// expanding anything (`shlex`): blanks separate words; `'…'` is literal;
+/// in `"…"` a backslash escapes only `"`, `\`, `$`, `` ` `` and a newline;
+/// outside quotes a backslash escapes the next character; a `#` that starts
+/// a word starts a comment. An unterminated quote or a trailing backslash
+/// is an error.
+pub fn split_words(line: &str) -> Result<Vec<String>, String> {
+    shlex::split(line).ok_or_else(|| "an unterminated quote or a backslash at the end".to_string())
 }
 
 /// The command's arguments: each token (`{archive}`, `{db}`) in a word is
@@ -148,6 +162,32 @@ impl Outcome {
     pub fn accepted(&self) -> bool {
         self.code == Some(0) && !self.timed_out
     }
+
+    /// How it ended, for a report: `still running after SECSs, killed`
+    /// (`timeout` as given on the command line), `killed by signal N` or
+    /// `exit N`.
+    pub fn how(&self, timeout: f64) -> String {
+        match (self.timed_out, self.signal, self.code) {
+            (true, _, _) => format!("still running after {timeout}s, killed"),
+            (_, Some(sig), _) => format!("killed by signal {sig}"),
+            (_, _, Some(code)) => format!("exit {code}"),
+            _ => "no exit status".to_string(),
+        }
+    }
+
+    /// The report's `  stderr: …` line: the program's own words (the
+    /// first 300 characters), made one safe line; empty when it wrote
+    /// nothing.
+    pub fn stderr_line(&self) -> String {
+        let err = self.stderr.trim();
+        if err.is_empty() {
+            return String::new();
+        }
+        format!(
+            "  stderr: {}\n",
+            crate::term::one_line(&err.chars().take(300).collect::<String>())
+        )
+    }
 }
 
 #[cfg(unix)]
@@ -171,7 +211,8 @@ fn own_group(cmd: &mut Command) {
 fn own_group(_cmd: &mut Command) {}
 
 /// Kills the child's whole process group (it leads its own), then the
-/// child.
+/// child. Also called after a normal exit: background children left by
+/// the program are killed with their group.
 pub fn kill_all(child: &mut Child) {
     #[cfg(unix)]
     {
@@ -181,62 +222,109 @@ pub fn kill_all(child: &mut Child) {
     let _ = child.kill();
 }
 
-/// The first `max` bytes of a file as text (lossy), with a note of its
-/// whole size when cut; empty when it cannot be read.
-pub fn read_cut(path: &Path, max: usize) -> String {
-    let Ok(mut f) = File::open(path) else {
+/// What a reader thread kept of one stream: the first bytes, and how many
+/// there were in all.
+#[derive(Default)]
+struct Kept {
+    head: Vec<u8>,
+    total: u64,
+}
+
+/// Reads `pipe` to its end on a thread, keeping its first `max` bytes and
+/// dropping the rest, so that a program that writes without end neither
+/// blocks nor fills memory or disk.
+fn keep_head(
+    mut pipe: impl Read + Send + 'static,
+    max: usize,
+) -> std::io::Result<(Arc<Mutex<Kept>>, std::sync::mpsc::Receiver<()>)> {
+    let kept = Arc::new(Mutex::new(Kept::default()));
+    let (done, finished) = std::sync::mpsc::channel();
+    let k = Arc::clone(&kept);
+    std::thread::Builder::new()
+        .name("ndarc-child-output".into())
+        .spawn(move || {
+            let mut buf = vec![0u8; 64 << 10];
+            loop {
+                match pipe.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let Ok(mut k) = k.lock() else { break };
+                        let room = max.saturating_sub(k.head.len()).min(n);
+                        k.head.extend_from_slice(&buf[..room]);
+                        k.total += n as u64;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            let _ = done.send(());
+        })?;
+    Ok((kept, finished))
+}
+
+/// The text kept of a stream, noting the size when cut. Waits a moment for
+/// the reader to see the end: a grandchild that escaped the process group
+/// may hold the pipe open, and is not waited for.
+fn take_head(kept: &Mutex<Kept>, finished: &std::sync::mpsc::Receiver<()>) -> String {
+    let _ = finished.recv_timeout(Duration::from_secs(1));
+    let Ok(mut k) = kept.lock() else {
         return String::new();
     };
-    let total = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut buf = Vec::new();
-    let _ = Read::by_ref(&mut f)
-        .take(u64::try_from(max).unwrap_or(u64::MAX))
-        .read_to_end(&mut buf);
-    let mut s = String::from_utf8_lossy(&buf).into_owned();
-    if total > buf.len() as u64 {
-        s.push_str(&format!("… ({total} bytes in all)"));
+    let mut s = String::from_utf8_lossy(&k.head).into_owned();
+    if k.total > k.head.len() as u64 {
+        s.push_str(&format!("… ({} bytes in all)", k.total));
     }
+    k.head = Vec::new();
     s
 }
 
-/// Runs a command: standard input empty, standard output
-/// and error to files in `scratch`, its own process group, killed with
-/// the group after `timeout`.
+/// Runs a command: standard input empty, the first `max_output` bytes of
+/// standard output and error kept (the rest read and dropped), its own
+/// process group, which is killed when the command exits or after
+/// `timeout`.
 pub fn run_child(
     argv: &[OsString],
     timeout: Duration,
-    scratch: &Path,
     max_output: usize,
 ) -> std::io::Result<Outcome> {
-    let out_path = scratch.join("stdout");
-    let err_path = scratch.join("stderr");
     let (program, rest) = argv
         .split_first()
         .ok_or_else(|| std::io::Error::other("an empty command"))?;
     let mut cmd = Command::new(program);
     cmd.args(rest)
         .stdin(Stdio::null())
-        .stdout(File::create(&out_path)?)
-        .stderr(File::create(&err_path)?);
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     own_group(&mut cmd);
     let start = Instant::now();
     let mut child = cmd.spawn()?;
-    // Short naps: a fuzzing run is often a few milliseconds of child, and
-    // a longer nap would be most of its wall time (try_wait is one cheap
-    // system call).
-    let mut nap = Duration::from_micros(100);
-    let mut timed_out = false;
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if start.elapsed() >= timeout {
-            timed_out = true;
+    let streams = (child.stdout.take(), child.stderr.take());
+    let (out, err) = match streams {
+        (Some(o), Some(e)) => (keep_head(o, max_output), keep_head(e, max_output)),
+        _ => {
             kill_all(&mut child);
-            break child.wait()?;
+            let _ = child.wait();
+            return Err(std::io::Error::other("no pipes to the child"));
         }
-        std::thread::sleep(nap.min(timeout.saturating_sub(start.elapsed())));
-        nap = (nap * 2).min(Duration::from_millis(2));
+    };
+    let (out, err) = match (out, err) {
+        (Ok(o), Ok(e)) => (o, e),
+        (Err(e), _) | (_, Err(e)) => {
+            kill_all(&mut child);
+            let _ = child.wait();
+            return Err(e);
+        }
+    };
+    let (status, timed_out) = match child.wait_timeout(timeout)? {
+        Some(status) => {
+            // Exited: what it left running in its group goes too.
+            kill_all(&mut child);
+            (status, false)
+        }
+        None => {
+            kill_all(&mut child);
+            (child.wait()?, true)
+        }
     };
     let elapsed = start.elapsed();
     Ok(Outcome {
@@ -244,59 +332,86 @@ pub fn run_child(
         signal: if timed_out { None } else { signal_of(&status) },
         timed_out,
         elapsed,
-        stdout: read_cut(&out_path, max_output),
-        stderr: read_cut(&err_path, max_output),
+        stdout: take_head(&out.0, &out.1),
+        stderr: take_head(&err.0, &err.1),
     })
 }
 
-/// A private temporary directory, removed on drop.
+/// A private temporary directory (`tempfile`) named
+/// `ndarc-PURPOSE-PID-RANDOM`, removed on drop and on SIGINT or SIGTERM;
+/// those of runs killed outright (SIGKILL) are removed by the next run of
+/// the same purpose.
 #[derive(Debug)]
-pub struct Scratch(pub PathBuf);
+pub struct Scratch(tempfile::TempDir);
 
 impl Scratch {
-    /// Creates `ndarc-PURPOSE-PID-…` in the system's temporary directory.
+    /// Removes the stale scratch directories of `purpose`, then creates
+    /// this run's in the system's temporary directory.
     pub fn new(purpose: &str) -> Result<Scratch, Failure> {
-        let base = std::env::temp_dir();
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        for k in 0..100u32 {
-            let dir = base.join(format!(
-                "ndarc-{purpose}-{}-{nanos}-{k}",
-                std::process::id()
-            ));
-            match fs::create_dir(&dir) {
-                Ok(()) => return Ok(Scratch(dir)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(Failure::path("cannot create", &dir, &e)),
-            }
-        }
-        Err(Failure::new(format!(
-            "cannot create a temporary directory in {}",
-            base.display()
-        )))
+        let prefix = format!("ndarc-{purpose}-");
+        remove_stale_scratch(&std::env::temp_dir(), &prefix);
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("{prefix}{}-", std::process::id()))
+            .tempdir()
+            .map_err(|e| {
+                Failure::io(
+                    format_args!(
+                        "cannot create a temporary directory in {}",
+                        std::env::temp_dir().display()
+                    ),
+                    &e,
+                )
+            })?;
+        cleanup::register(dir.path());
+        Ok(Scratch(dir))
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        self.0.path()
     }
 }
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
+        cleanup::unregister(self.0.path());
     }
 }
 
-/// The command as words, quoted where needed, for the report.
+/// Removes the scratch directories in `tmp` named `PREFIX` then a PID
+/// whose process no longer exists (killed outright, so that neither drop
+/// nor the signal handler ran). Directories of live processes, and
+/// anything not named `PREFIX-PID-…`, are left alone; errors are ignored
+/// (housekeeping).
+fn remove_stale_scratch(tmp: &Path, prefix: &str) {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(prefix))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        // Not followed: a link is not a scratch directory.
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir && pid != std::process::id() && !crate::io::process_exists(pid) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// The command as words, quoted where needed (`shlex`), for the report.
 pub fn shown_command(words: &[String]) -> String {
     words
         .iter()
-        .map(|w| {
-            if !w.is_empty()
-                && w.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./:=,+@{}%".contains(c))
-            {
-                w.clone()
-            } else {
-                format!("'{}'", w.replace('\'', "'\\''"))
-            }
+        .map(|w| match shlex::try_quote(w) {
+            Ok(q) => q.into_owned(),
+            Err(_) => format!("{w:?}"),
         })
         .collect::<Vec<_>>()
         .join(" ")
@@ -341,6 +456,38 @@ mod tests {
     }
 
     #[test]
+    fn a_hash_starting_a_word_is_a_comment() {
+        assert_eq!(split_words("a #b c\nd").unwrap(), ["a", "d"]);
+        assert_eq!(split_words("a#b '#c'").unwrap(), ["a#b", "#c"]);
+    }
+
+    #[test]
+    fn one_token_is_replaced_everywhere_or_appended() {
+        let p = Path::new("/tmp/x y.ndjson");
+        let toks = [("{archive}", p)];
+        let words = split_words("check --file={archive} -q").unwrap();
+        assert_eq!(
+            substitute(&words, &toks),
+            ["check", "--file=/tmp/x y.ndjson", "-q"]
+        );
+        let words = split_words("check -q").unwrap();
+        assert_eq!(
+            substitute(&words, &toks),
+            ["check", "-q", "/tmp/x y.ndjson"]
+        );
+        let words = split_words("cmp {archive} {archive}").unwrap();
+        assert_eq!(substitute(&words, &toks).len(), 3);
+    }
+
+    #[test]
+    fn max_output() {
+        assert_eq!(parse_max_output("1K"), Ok(1024));
+        assert_eq!(parse_max_output("1M"), Ok(1 << 20));
+        assert!(parse_max_output("2M").is_err());
+        assert!(parse_max_output("0").is_err());
+    }
+
+    #[test]
     fn seconds() {
         assert_eq!(parse_seconds("1.5"), Ok(1.5));
         assert!(parse_seconds("0").is_err());
@@ -352,6 +499,6 @@ mod tests {
     #[test]
     fn shown_commands_quote_what_needs_it() {
         let w = vec!["a".to_string(), "b c".to_string(), "it's".to_string()];
-        assert_eq!(shown_command(&w), "a 'b c' 'it'\\''s'");
+        assert_eq!(shown_command(&w), "a 'b c' \"it's\"");
     }
 }

@@ -10,29 +10,23 @@
 //! also reported when a signal kills it (a crash) or it outlives
 //! `--timeout` (its whole process group is then killed).
 
-use std::ffi::OsString;
 use std::fs;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-
-use wait_timeout::ChildExt;
 
 use ndarc_format::{Code, Severity};
 use ndarc_gen::mutate::file_codes;
 use ndarc_gen::{derive, generate_vec, mutate, GenOptions, Rng, Rows};
 
+use crate::child::{
+    self, run_child, shown_command, substitute, Outcome, RunArgs, Scratch, ARCHIVE_TOKEN,
+};
 use crate::cmd::mutate::{parse_code, prepare_outdir, write_atomic};
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::{Format, FormatArg};
-use crate::io::{cleanup, parse_mode, AtomicFile, FileMode, ARCHIVE_MODE};
+use crate::io::{parse_mode, AtomicFile, FileMode, ARCHIVE_MODE};
 use crate::term::{self, paint, Style};
 use crate::Context;
-
-/// The token replaced by the archive's path.
-pub(crate) const ARCHIVE_TOKEN: &str = "{archive}";
 
 const EXAMPLES: &str = "\
 Examples:
@@ -82,28 +76,20 @@ Archives are written to a private temporary directory (ndarc-fuzz-consumer-PID-�
 and removed afterwards, or by the next run if this one is killed outright; with --outdir, \
 each archive that shows a problem is copied there (RUN-valid.ndjson or RUN-CODE.ndjson) with \
 summary.json. Mutants of warning codes (still importable) are not fed.",
-    after_help = EXAMPLES
+    after_help = EXAMPLES,
+    mut_arg("exec", |a| a.help("The consumer: a command with {archive} where the path goes")),
+    mut_arg("runs", |a| a.help("Runs: each feeds one valid archive and one mutant")),
+    mut_arg("seed", |a| a.help("The seed of the archives, the rules' order and the mutants")),
+    mut_arg("timeout", |a| a.help("Kill the consumer (its process group) after this many seconds")),
+    mut_arg("outdir", |a| a.help(
+        "Copy the archives that show a problem, and summary.json, here \
+         (created if missing; must be empty unless --force)"
+    )),
 )]
 pub struct Args {
-    /// The consumer: a command with {archive} where the path goes.
-    #[arg(long, value_name = "CMD")]
-    pub exec: String,
-    /// Runs: each feeds one valid archive and one mutant.
-    #[arg(long, default_value_t = 20, value_name = "N")]
-    pub runs: u64,
-    /// The seed of the archives, the rules' order and the mutants.
-    #[arg(long, default_value_t = 0, value_name = "S")]
-    pub seed: u64,
-    /// Kill the consumer (its process group) after this many seconds.
-    #[arg(long, default_value = "10", value_name = "SECS", value_parser = parse_seconds)]
-    pub timeout: f64,
-    /// Copy the archives that show a problem, and summary.json, here
-    /// (created if missing; must be empty unless --force).
-    #[arg(long, value_name = "DIR")]
-    pub outdir: Option<PathBuf>,
-    /// Write into a non-empty --outdir, replacing its files.
-    #[arg(long, requires = "outdir")]
-    pub force: bool,
+    /// `--exec`, `--runs`, `--seed`, `--timeout`, `--outdir`, `--force`.
+    #[command(flatten)]
+    pub run: RunArgs,
     /// `--format human|json`: the summary as text or as JSON.
     #[command(flatten)]
     pub format: FormatArg,
@@ -123,301 +109,8 @@ pub struct Args {
     pub base: Option<PathBuf>,
     /// Keep at most this many bytes of the consumer's standard output and
     /// error per archive in the report (K, M suffixes; at most 1M).
-    #[arg(long, default_value = "2000", value_name = "BYTES", value_parser = parse_max_output)]
+    #[arg(long, default_value = "2000", value_name = "BYTES", value_parser = child::parse_max_output)]
     pub max_output: usize,
-}
-
-fn parse_max_output(s: &str) -> Result<usize, String> {
-    match crate::flags::parse_size(s) {
-        Ok(n) if n <= 1 << 20 => Ok(n),
-        Ok(_) => Err("at most 1M: the output is kept in memory for the report".to_string()),
-        Err(e) => Err(e),
-    }
-}
-
-fn parse_seconds(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 && x <= 86_400.0 => Ok(x),
-        _ => Err(format!(
-            "expected a number of seconds above 0 (up to 86400), got {s:?}"
-        )),
-    }
-}
-
-// -------------------------------------------------------- the command line
-
-/// Splits a command line into words as a POSIX shell does, without
-/// expanding anything (`shlex`): blanks separate words; `'…'` is literal;
-/// in `"…"` a backslash escapes only `"`, `\\`, `$`, `` ` `` and a newline;
-/// outside quotes a backslash escapes the next character. An unterminated
-/// quote or a trailing backslash is an error.
-pub(crate) fn split_words(line: &str) -> Result<Vec<String>, String> {
-    shlex::split(line).ok_or_else(|| "an unterminated quote or a backslash at the end".to_string())
-}
-
-/// The consumer's arguments for `archive`: each `{archive}` in a word is
-/// replaced by the path; without any, the path is appended.
-pub(crate) fn command_for(words: &[String], archive: &Path) -> Vec<OsString> {
-    let mut found = false;
-    let mut out: Vec<OsString> = words
-        .iter()
-        .map(|w| {
-            if !w.contains(ARCHIVE_TOKEN) {
-                return OsString::from(w);
-            }
-            found = true;
-            let mut s = OsString::new();
-            for (i, piece) in w.split(ARCHIVE_TOKEN).enumerate() {
-                if i > 0 {
-                    s.push(archive.as_os_str());
-                }
-                s.push(piece);
-            }
-            s
-        })
-        .collect();
-    if !found {
-        out.push(archive.as_os_str().to_owned());
-    }
-    out
-}
-
-// ------------------------------------------------------------- running it
-
-/// How one run of the consumer ended.
-#[derive(Debug, Clone)]
-pub(crate) struct Outcome {
-    /// The exit code, when it exited.
-    pub code: Option<i32>,
-    /// The signal that killed it, when one did (and it was not ours).
-    pub signal: Option<i32>,
-    /// It outlived the time limit and was killed.
-    pub timed_out: bool,
-    /// Wall time.
-    pub elapsed: Duration,
-    /// Standard output, cut to the limit.
-    pub stdout: String,
-    /// Standard error, cut to the limit.
-    pub stderr: String,
-}
-
-impl Outcome {
-    /// Exit 0.
-    pub fn accepted(&self) -> bool {
-        self.code == Some(0) && !self.timed_out
-    }
-}
-
-#[cfg(unix)]
-fn signal_of(status: &ExitStatus) -> Option<i32> {
-    use std::os::unix::process::ExitStatusExt;
-    status.signal()
-}
-
-#[cfg(not(unix))]
-fn signal_of(_status: &ExitStatus) -> Option<i32> {
-    None
-}
-
-#[cfg(unix)]
-fn own_group(cmd: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    cmd.process_group(0);
-}
-
-#[cfg(not(unix))]
-fn own_group(_cmd: &mut Command) {}
-
-/// Kills the child's whole process group (it leads its own), then the
-/// child. Also called after a normal exit: background children left by
-/// the consumer are killed with their group.
-fn kill_all(child: &mut Child) {
-    #[cfg(unix)]
-    {
-        let pid = rustix::process::Pid::from_child(child);
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
-    let _ = child.kill();
-}
-
-/// What a reader thread kept of one stream: the first bytes, and how many
-/// there were in all.
-#[derive(Default)]
-struct Kept {
-    head: Vec<u8>,
-    total: u64,
-}
-
-/// Reads `pipe` to its end on a thread, keeping its first `max` bytes and
-/// dropping the rest, so that a consumer that writes without end neither
-/// blocks nor fills memory or disk.
-fn keep_head(
-    mut pipe: impl Read + Send + 'static,
-    max: usize,
-) -> std::io::Result<(Arc<Mutex<Kept>>, std::sync::mpsc::Receiver<()>)> {
-    let kept = Arc::new(Mutex::new(Kept::default()));
-    let (done, finished) = std::sync::mpsc::channel();
-    let k = Arc::clone(&kept);
-    std::thread::Builder::new()
-        .name("ndarc-consumer-output".into())
-        .spawn(move || {
-            let mut buf = vec![0u8; 64 << 10];
-            loop {
-                match pipe.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        let Ok(mut k) = k.lock() else { break };
-                        let room = max.saturating_sub(k.head.len()).min(n);
-                        k.head.extend_from_slice(&buf[..room]);
-                        k.total += n as u64;
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => break,
-                }
-            }
-            let _ = done.send(());
-        })?;
-    Ok((kept, finished))
-}
-
-/// The text kept of a stream, noting the size when cut. Waits a moment for
-/// the reader to see the end: a grandchild that escaped the process group
-/// may hold the pipe open, and is not waited for.
-fn take_head(kept: &Mutex<Kept>, finished: &std::sync::mpsc::Receiver<()>) -> String {
-    let _ = finished.recv_timeout(Duration::from_secs(1));
-    let Ok(mut k) = kept.lock() else {
-        return String::new();
-    };
-    let mut s = String::from_utf8_lossy(&k.head).into_owned();
-    if k.total > k.head.len() as u64 {
-        s.push_str(&format!("… ({} bytes in all)", k.total));
-    }
-    k.head = Vec::new();
-    s
-}
-
-/// Runs the consumer on one archive: standard input empty, the first
-/// `max_output` bytes of standard output and error kept, its own process
-/// group, which is killed when the consumer exits or after `timeout`.
-pub(crate) fn run_consumer(
-    argv: &[OsString],
-    timeout: Duration,
-    max_output: usize,
-) -> std::io::Result<Outcome> {
-    let (program, rest) = argv
-        .split_first()
-        .ok_or_else(|| std::io::Error::other("an empty command"))?;
-    let mut cmd = Command::new(program);
-    cmd.args(rest)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    own_group(&mut cmd);
-    let start = Instant::now();
-    let mut child = cmd.spawn()?;
-    let streams = (child.stdout.take(), child.stderr.take());
-    let (out, err) = match streams {
-        (Some(o), Some(e)) => (keep_head(o, max_output), keep_head(e, max_output)),
-        _ => {
-            kill_all(&mut child);
-            let _ = child.wait();
-            return Err(std::io::Error::other("no pipes to the consumer"));
-        }
-    };
-    let (out, err) = match (out, err) {
-        (Ok(o), Ok(e)) => (o, e),
-        (Err(e), _) | (_, Err(e)) => {
-            kill_all(&mut child);
-            let _ = child.wait();
-            return Err(e);
-        }
-    };
-    let (status, timed_out) = match child.wait_timeout(timeout)? {
-        Some(status) => {
-            // Exited: what it left running in its group goes too.
-            kill_all(&mut child);
-            (status, false)
-        }
-        None => {
-            kill_all(&mut child);
-            (child.wait()?, true)
-        }
-    };
-    let elapsed = start.elapsed();
-    Ok(Outcome {
-        code: status.code(),
-        signal: if timed_out { None } else { signal_of(&status) },
-        timed_out,
-        elapsed,
-        stdout: take_head(&out.0, &out.1),
-        stderr: take_head(&err.0, &err.1),
-    })
-}
-
-/// What names a scratch directory: `ndarc-fuzz-consumer-PID-RANDOM` in the
-/// temporary directory, so that one a killed run left can be told apart.
-const SCRATCH_PREFIX: &str = "ndarc-fuzz-consumer-";
-
-/// A private temporary directory (`tempfile`), removed on drop and on
-/// SIGINT or SIGTERM; those of runs killed outright (SIGKILL) are removed
-/// by the next run ([`remove_stale_scratch`]).
-struct Scratch(tempfile::TempDir);
-
-impl Scratch {
-    fn new() -> Result<Scratch, Failure> {
-        remove_stale_scratch(&std::env::temp_dir());
-        let dir = tempfile::Builder::new()
-            .prefix(&format!("{SCRATCH_PREFIX}{}-", std::process::id()))
-            .tempdir()
-            .map_err(|e| {
-                Failure::io(
-                    format_args!(
-                        "cannot create a temporary directory in {}",
-                        std::env::temp_dir().display()
-                    ),
-                    &e,
-                )
-            })?;
-        cleanup::register(dir.path());
-        Ok(Scratch(dir))
-    }
-
-    fn path(&self) -> &Path {
-        self.0.path()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        cleanup::unregister(self.0.path());
-    }
-}
-
-/// Removes the scratch directories in `tmp` of fuzz-consumer runs whose
-/// process no longer exists (killed outright, so that neither drop nor the
-/// signal handler ran). Directories of live processes, and anything not
-/// named `ndarc-fuzz-consumer-PID-…`, are left alone; errors are ignored
-/// (housekeeping).
-fn remove_stale_scratch(tmp: &Path) {
-    let Ok(entries) = std::fs::read_dir(tmp) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(SCRATCH_PREFIX))
-            .and_then(|rest| rest.split_once('-'))
-            .and_then(|(pid, _)| pid.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        // Not followed: a link is not a scratch directory.
-        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if is_dir && pid != std::process::id() && !crate::io::process_exists(pid) {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
 }
 
 // ------------------------------------------------------------------ runs
@@ -545,7 +238,7 @@ fn code_order(args: &Args) -> Result<Vec<Code>, Failure> {
         }
         v
     };
-    let mut r = Rng::new(derive(args.seed, 0xc0de));
+    let mut r = Rng::new(derive(args.run.seed, 0xc0de));
     for i in (1..codes.len()).rev() {
         let j = r.below(i as u64 + 1) as usize;
         codes.swap(i, j);
@@ -590,21 +283,18 @@ fn read_base(path: &Path) -> Result<Vec<u8>, Failure> {
 
 /// Runs `ndarc fuzz-consumer`.
 pub fn run(args: Args, ctx: &Context) -> CmdResult {
-    let words = split_words(&args.exec).map_err(|e| Failure::new(format!("--exec: {e}")))?;
-    if words.is_empty() {
-        return Err(Failure::new("--exec: an empty command"));
-    }
+    let words = args.run.words()?;
     let codes = code_order(&args)?;
-    if let Some(dir) = &args.outdir {
-        prepare_outdir(dir, args.force)?;
+    if let Some(dir) = &args.run.outdir {
+        prepare_outdir(dir, args.run.force)?;
     }
     let base = args.base.as_deref().map(read_base).transpose()?;
-    let scratch = Scratch::new()?;
-    let timeout = Duration::from_secs_f64(args.timeout);
+    let scratch = Scratch::new("fuzz-consumer")?;
+    let timeout = args.run.time_limit();
     let mut fed: Vec<Fed> = Vec::new();
     let mut next_code = 0usize;
-    for run in 0..args.runs {
-        let opts = run_options(derive(args.seed, run));
+    for run in 0..args.run.runs {
+        let opts = run_options(derive(args.run.seed, run));
         // The user's archive, or one generated for the run.
         let (valid, gen_seed) = match &base {
             Some(b) => (b.clone(), 0),
@@ -619,7 +309,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         for _ in 0..codes.len() {
             let code = codes[next_code % codes.len()];
             next_code += 1;
-            if let Ok(m) = mutate(&valid, code, derive(args.seed ^ 0x6d75, run)) {
+            if let Ok(m) = mutate(&valid, code, derive(args.run.seed ^ 0x6d75, run)) {
                 mutant = Some(m);
                 break;
             }
@@ -641,8 +331,8 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             };
             let path = scratch.path().join(&file);
             fs::write(&path, &bytes).map_err(|e| Failure::path("cannot write", &path, &e))?;
-            let argv = command_for(&words, &path);
-            let outcome = run_consumer(&argv, timeout, args.max_output)
+            let argv = substitute(&words, &[(ARCHIVE_TOKEN, &path)]);
+            let outcome = run_child(&argv, timeout, args.max_output)
                 .map_err(|e| Failure::io(format_args!("cannot run {}", words[0]), &e))?;
             let mut f = Fed {
                 run,
@@ -680,12 +370,12 @@ fn report(
         let Some(kind) = f.problem() else {
             continue;
         };
-        let saved = match &args.outdir {
+        let saved = match &args.run.outdir {
             Some(dir) => {
                 let from = scratch.path().join(&f.file);
                 let bytes = fs::read(&from).map_err(|e| Failure::path("cannot read", &from, &e))?;
                 let mode = args.mode.map_or(ARCHIVE_MODE, FileMode::Exact);
-                write_atomic(&dir.join(&f.file), &bytes, args.force, mode)?;
+                write_atomic(&dir.join(&f.file), &bytes, args.run.force, mode)?;
                 Some(f.file.clone())
             }
             None => None,
@@ -711,10 +401,10 @@ fn report(
     let disagreements = count(Kind::InvalidAccepted) + count(Kind::ValidRejected);
     let summary = serde_json::json!({
         "command": words,
-        "runs": args.runs,
-        "seed": args.seed,
+        "runs": args.run.runs,
+        "seed": args.run.seed,
         "base": args.base.as_ref().map(|p| p.display().to_string()),
-        "timeoutSeconds": args.timeout,
+        "timeoutSeconds": args.run.timeout,
         "archives": fed.len(),
         "valid": tally(false),
         "mutants": tally(true),
@@ -730,9 +420,9 @@ fn report(
         serde_json::to_writer_pretty(&mut *w, &summary)?;
         w.write_all(b"\n")
     };
-    if let Some(dir) = &args.outdir {
+    if let Some(dir) = &args.run.outdir {
         let dest = dir.join("summary.json");
-        let mut f = AtomicFile::create(&dest, args.force)?;
+        let mut f = AtomicFile::create(&dest, args.run.force)?;
         write_json(&mut f).map_err(|e| Failure::path("cannot write", &dest, &e))?;
         f.commit()?;
     }
@@ -766,8 +456,8 @@ fn human(
     let t = |k: &str, f: &str| summary[k][f].as_u64().unwrap_or(0);
     let mut s = format!(
         "fuzz-consumer: {} runs (seed {}), {} archives fed to: {}\n",
-        args.runs,
-        args.seed,
+        args.run.runs,
+        args.run.seed,
         fed.len(),
         shown_command(words)
     );
@@ -805,12 +495,7 @@ fn human(
             ),
             None => "valid archive".to_string(),
         };
-        let how = match (f.outcome.timed_out, f.outcome.signal, f.outcome.code) {
-            (true, _, _) => format!("still running after {}s, killed", args.timeout),
-            (_, Some(sig), _) => format!("killed by signal {sig}"),
-            (_, _, Some(code)) => format!("exit {code}"),
-            _ => "no exit status".to_string(),
-        };
+        let how = f.outcome.how(args.run.timeout);
         let style = match kind {
             Kind::Crash | Kind::Timeout => Style::Warning,
             _ => Style::Error,
@@ -820,85 +505,19 @@ fn human(
             paint(c, style, kind.as_str()),
             f.run
         ));
-        if let (Some(dir), Some(file)) = (&args.outdir, saved) {
+        if let (Some(dir), Some(file)) = (&args.run.outdir, saved) {
             s.push_str(&format!(" -> {}", dir.join(file).display()));
         }
         s.push('\n');
-        let err = f.outcome.stderr.trim();
-        // The consumer's own words, made one safe line.
-        if !err.is_empty() {
-            s.push_str(&format!(
-                "  stderr: {}\n",
-                term::one_line(&err.chars().take(300).collect::<String>())
-            ));
-        }
+        s.push_str(&f.outcome.stderr_line());
     }
-    if let Some(dir) = &args.outdir {
-        s.push_str(&format!(
-            "\nsummary: {}\n",
-            dir.join("summary.json").display()
-        ));
-    }
+    s.push_str(&args.run.summary_line());
     term::safe_text(&s)
-}
-
-/// The command as words, quoted where needed (`shlex`), for the report.
-fn shown_command(words: &[String]) -> String {
-    words
-        .iter()
-        .map(|w| match shlex::try_quote(w) {
-            Ok(q) => q.into_owned(),
-            Err(_) => format!("{w:?}"),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn words_split_like_a_shell() {
-        let w = |s: &str| split_words(s).unwrap();
-        assert_eq!(w("a b  c"), ["a", "b", "c"]);
-        assert_eq!(w("  lead trail  "), ["lead", "trail"]);
-        assert_eq!(w("'a b' \"c d\""), ["a b", "c d"]);
-        assert_eq!(w(r#"a\ b"#), ["a b"]);
-        assert_eq!(w(r#""a\"b" 'x\y'"#), ["a\"b", "x\\y"]);
-        assert_eq!(w(r#""\n\$""#), ["\\n$"]);
-        assert_eq!(w("''"), [""]);
-        assert_eq!(w("x'y'\"z\""), ["xyz"]);
-        assert_eq!(w("a;b|c > d"), ["a;b|c", ">", "d"]);
-        assert_eq!(w("$HOME `id`"), ["$HOME", "`id`"]);
-        assert!(w("").is_empty());
-        assert!(split_words("'open").is_err());
-        assert!(split_words("\"open").is_err());
-        assert!(split_words("end\\").is_err());
-    }
-
-    #[test]
-    fn archive_token_is_replaced_or_appended() {
-        let p = Path::new("/tmp/x y.ndjson");
-        let words = split_words("check --file={archive} -q").unwrap();
-        assert_eq!(
-            command_for(&words, p),
-            ["check", "--file=/tmp/x y.ndjson", "-q"]
-        );
-        let words = split_words("check -q").unwrap();
-        assert_eq!(command_for(&words, p), ["check", "-q", "/tmp/x y.ndjson"]);
-        let words = split_words("cmp {archive} {archive}").unwrap();
-        assert_eq!(command_for(&words, p).len(), 3);
-    }
-
-    #[test]
-    fn seconds() {
-        assert_eq!(parse_seconds("1.5"), Ok(1.5));
-        assert!(parse_seconds("0").is_err());
-        assert!(parse_seconds("-1").is_err());
-        assert!(parse_seconds("inf").is_err());
-        assert!(parse_seconds("x").is_err());
-    }
 
     #[test]
     fn run_options_are_small_and_valid() {
@@ -907,11 +526,5 @@ mod tests {
             let (bytes, _) = generate_vec(&o).unwrap();
             assert!(bytes.len() < 200_000, "{}", bytes.len());
         }
-    }
-
-    #[test]
-    fn shown_commands_quote_what_needs_it() {
-        let w = vec!["a".to_string(), "b c".to_string(), "it's".to_string()];
-        assert_eq!(shown_command(&w), "a 'b c' \"it's\"");
     }
 }

@@ -26,18 +26,16 @@ use std::time::{Duration, Instant};
 use ndarc_sqlite::fuzzdb::{self, DbSpec, FuzzOptions};
 use ndarc_sqlite::pack::{pack, PackOptions};
 
-use crate::child::{
-    parse_seconds, run_child, shown_command, split_words, substitute, Outcome, Scratch,
-};
+use crate::child::{self, run_child, shown_command, substitute, Outcome, RunArgs, Scratch};
 use crate::cmd::mutate::{prepare_outdir, write_atomic};
 use crate::exit::{CmdResult, Failure, Status};
-use crate::term::{self, paint, Style};
+use crate::term::{paint, Style};
 use crate::Context;
 
 /// The token replaced by the database's path.
 pub const DB_TOKEN: &str = "{db}";
 /// The token replaced by the path the archive is to be written to.
-pub const ARCHIVE_TOKEN: &str = "{archive}";
+pub use crate::child::ARCHIVE_TOKEN;
 
 /// `exportedAt` of the reference archive when the producer gave none.
 const REFERENCE_TIME: &str = "2000-01-01T00:00:00.000Z";
@@ -87,28 +85,20 @@ database under the producer's own header (product, exportedAt, epoch, sourceIden
 requiredConfiguration); a database pack refuses must be refused (non-zero exit) and leave no \
 archive. Failing databases are shrunk (tables, then rows, then columns) and, with --outdir, kept \
 with summary.json.",
-    after_help = EXAMPLES
+    after_help = EXAMPLES,
+    mut_arg("exec", |a| a.help("The producer: a command with {db} and {archive} where the paths go")),
+    mut_arg("runs", |a| a.help("Databases to feed")),
+    mut_arg("seed", |a| a.help("The seed of the databases")),
+    mut_arg("timeout", |a| a.help("Kill the producer (its process group) after this many seconds")),
+    mut_arg("outdir", |a| a.help(
+        "Keep the failing databases (shrunk), the archives and summary.json here \
+         (created if missing; must be empty unless --force)"
+    )),
 )]
 pub struct Args {
-    /// The producer: a command with {db} and {archive} where the paths go.
-    #[arg(long, value_name = "CMD")]
-    pub exec: String,
-    /// Databases to feed.
-    #[arg(long, default_value_t = 20, value_name = "N")]
-    pub runs: u64,
-    /// The seed of the databases.
-    #[arg(long, default_value_t = 0, value_name = "S")]
-    pub seed: u64,
-    /// Kill the producer (its process group) after this many seconds.
-    #[arg(long, default_value = "10", value_name = "SECS", value_parser = parse_seconds)]
-    pub timeout: f64,
-    /// Keep the failing databases (shrunk), the archives and summary.json
-    /// here (created if missing; must be empty unless --force).
-    #[arg(long, value_name = "DIR")]
-    pub outdir: Option<PathBuf>,
-    /// Write into a non-empty --outdir, replacing its files.
-    #[arg(long, requires = "outdir")]
-    pub force: bool,
+    /// `--exec`, `--runs`, `--seed`, `--timeout`, `--outdir`, `--force`.
+    #[command(flatten)]
+    pub run: RunArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
@@ -122,8 +112,8 @@ pub struct Args {
     #[arg(long, default_value_t = 12, value_name = "N")]
     pub max_rows: usize,
     /// Keep at most this many bytes of the producer's standard output and
-    /// error per run in the report.
-    #[arg(long, default_value_t = 2000, value_name = "BYTES")]
+    /// error per run in the report (K, M suffixes; at most 1M).
+    #[arg(long, default_value = "2000", value_name = "BYTES", value_parser = child::parse_max_output)]
     pub max_output: usize,
 }
 
@@ -239,11 +229,11 @@ struct Session {
 
 impl Session {
     fn db_path(&self) -> PathBuf {
-        self.scratch.0.join("input.db")
+        self.scratch.path().join("input.db")
     }
 
     fn archive_path(&self) -> PathBuf {
-        self.scratch.0.join("output.ndjson")
+        self.scratch.path().join("output.ndjson")
     }
 
     /// Feeds `spec` to the producer; `None` when the plan cannot be
@@ -259,7 +249,7 @@ impl Session {
             }
         }
         let argv = substitute(&self.words, &[(DB_TOKEN, &db), (ARCHIVE_TOKEN, &archive)]);
-        let outcome = run_child(&argv, self.timeout, &self.scratch.0, self.max_output)
+        let outcome = run_child(&argv, self.timeout, self.max_output)
             .map_err(|e| Failure::io(format_args!("cannot run {}", self.words[0]), &e))?;
         let produced = match std::fs::read(&archive) {
             Ok(b) => Some(b),
@@ -427,16 +417,13 @@ impl Problem {
 
 /// Runs `ndarc fuzz-producer`.
 pub fn run(args: Args, ctx: &Context) -> CmdResult {
-    let words = split_words(&args.exec).map_err(|e| Failure::new(format!("--exec: {e}")))?;
-    if words.is_empty() {
-        return Err(Failure::new("--exec: an empty command"));
-    }
-    if let Some(dir) = &args.outdir {
-        prepare_outdir(dir, args.force)?;
+    let words = args.run.words()?;
+    if let Some(dir) = &args.run.outdir {
+        prepare_outdir(dir, args.run.force)?;
     }
     let session = Session {
         words,
-        timeout: Duration::from_secs_f64(args.timeout),
+        timeout: args.run.time_limit(),
         max_output: args.max_output,
         scratch: Scratch::new("fuzz-producer")?,
         verify: ndarc_verify::Options {
@@ -454,8 +441,8 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     let (mut archivable, mut refusable) = (0u64, 0u64);
     let mut refusal_codes: std::collections::BTreeMap<String, u64> = Default::default();
     let mut planned_mismatch = Vec::new();
-    for run in 0..args.runs {
-        let db = fuzzdb::for_run(args.seed, run, &gen);
+    for run in 0..args.run.runs {
+        let db = fuzzdb::for_run(args.run.seed, run, &gen);
         let ev = session.eval(&db.spec)?.ok_or_else(|| {
             Failure::new(format!(
                 "cannot write the database of run {run} (a bug in the generator)"
@@ -504,8 +491,8 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             eval: last,
             files: Vec::new(),
         };
-        if let Some(dir) = &args.outdir {
-            p.files = keep(&session, dir, &p, args.force)?;
+        if let Some(dir) = &args.run.outdir {
+            p.files = keep(&session, dir, &p, args.run.force)?;
         }
         problems.push(p);
     }
@@ -517,13 +504,13 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         .collect();
     let summary = serde_json::json!({
         "command": session.words,
-        "runs": args.runs,
-        "seed": args.seed,
-        "timeoutSeconds": args.timeout,
+        "runs": args.run.runs,
+        "seed": args.run.seed,
+        "timeoutSeconds": args.run.timeout,
         "archivable": archivable,
         "mustRefuse": refusable,
         "refusalCodes": refusal_codes,
-        "agreed": args.runs - problems.len() as u64,
+        "agreed": args.run.runs - problems.len() as u64,
         "disagreements": problems.iter().filter(|p| !matches!(p.kind, Kind::Crash | Kind::Timeout)).count(),
         "crashes": count(Kind::Crash),
         "timeouts": count(Kind::Timeout),
@@ -535,11 +522,11 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     let mut text = serde_json::to_vec_pretty(&summary)
         .map_err(|e| Failure::new(format!("cannot write the summary: {e}")))?;
     text.push(b'\n');
-    if let Some(dir) = &args.outdir {
+    if let Some(dir) = &args.run.outdir {
         write_atomic(
             &dir.join("summary.json"),
             &text,
-            args.force,
+            args.run.force,
             crate::io::FileMode::Umask,
         )?;
     }
@@ -593,8 +580,8 @@ fn human(
     let n = |k: &str| summary[k].as_u64().unwrap_or(0);
     let mut s = format!(
         "fuzz-producer: {} databases (seed {}) fed to: {}\n",
-        args.runs,
-        args.seed,
+        args.run.runs,
+        args.run.seed,
         shown_command(words)
     );
     s.push_str(&format!(
@@ -623,12 +610,7 @@ fn human(
     }
     for p in problems {
         let o = &p.eval.outcome;
-        let how = match (o.timed_out, o.signal, o.code) {
-            (true, _, _) => format!("still running after {}s, killed", args.timeout),
-            (_, Some(sig), _) => format!("killed by signal {sig}"),
-            (_, _, Some(code)) => format!("exit {code}"),
-            _ => "no exit status".to_string(),
-        };
+        let how = o.how(args.run.timeout);
         let style = match p.kind {
             Kind::Crash | Kind::Timeout => Style::Warning,
             _ => Style::Error,
@@ -645,26 +627,15 @@ fn human(
             p.shrunk,
             p.shrink_runs
         ));
-        if let (Some(dir), Some(file)) = (&args.outdir, p.files.first()) {
+        if let (Some(dir), Some(file)) = (&args.run.outdir, p.files.first()) {
             s.push_str(&format!(" -> {}", dir.join(file).display()));
         }
         s.push('\n');
         for line in p.eval.detail.lines().take(12) {
             s.push_str(&format!("  {line}\n"));
         }
-        let err = o.stderr.trim();
-        if !err.is_empty() {
-            s.push_str(&format!(
-                "  stderr: {}\n",
-                term::one_line(&err.chars().take(300).collect::<String>())
-            ));
-        }
+        s.push_str(&o.stderr_line());
     }
-    if let Some(dir) = &args.outdir {
-        s.push_str(&format!(
-            "\nsummary: {}\n",
-            dir.join("summary.json").display()
-        ));
-    }
+    s.push_str(&args.run.summary_line());
     s
 }
