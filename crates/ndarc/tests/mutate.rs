@@ -278,8 +278,13 @@ fn list_shows_every_mutation() {
     let o = ndarc(&["mutate", "--list"], None);
     assert_eq!(o.status.code(), Some(0));
     let t = text(&o.stdout);
-    assert_eq!(t.lines().count(), ndarc_gen::mutate::mutations().len());
-    for code in ndarc_gen::mutate::file_codes() {
+    let others = ndarc_gen::mutate::PUSH_ONLY.len() + ndarc_gen::mutate::POLICY_ONLY.len();
+    assert_eq!(
+        t.lines().count(),
+        ndarc_gen::mutate::mutations().len() + others
+    );
+    // Every code, those without a mutation included.
+    for code in ndarc_format::Code::ALL {
         assert!(
             t.lines().any(|l| l.starts_with(&format!("{code} "))),
             "{code}"

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use ndarc_format::Code;
-use ndarc_gen::mutate::{file_codes, mutation, mutations, Mutant};
+use ndarc_gen::mutate::{file_codes, mutation, mutations, Mutant, POLICY_ONLY, PUSH_ONLY};
 
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::parse_size;
@@ -228,6 +228,22 @@ fn list() -> CmdResult {
             m.code.as_str(),
             m.name,
             m.description
+        ));
+    }
+    // Codes no single file shows, so no mutation makes them: listed so that
+    // every code appears, with where it is tested.
+    for code in PUSH_ONLY {
+        s.push_str(&format!(
+            "{:<27} {:<34} only the push API reports it (parts arriving one by one); no file shows it\n",
+            code.as_str(),
+            "-"
+        ));
+    }
+    for code in POLICY_ONLY {
+        s.push_str(&format!(
+            "{:<27} {:<34} only verify --policy reports it (corpus: testdata/invalid/{code}*)\n",
+            code.as_str(),
+            "-"
         ));
     }
     write_stdout(s.as_bytes())?;
