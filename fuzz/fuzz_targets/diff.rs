@@ -22,11 +22,17 @@ fn render_all(d: &Diff) {
     let opts = render::RenderOptions {
         colour: true,
         max_rows: Some(3),
+        full_rows: true,
     };
     let mut out = Vec::new();
     render::human(d, &opts, &mut out).unwrap();
     render::markdown(d, &render::RenderOptions::default(), &mut out).unwrap();
     render::stat(d, &opts, &mut out).unwrap();
+    let mut stat = Vec::new();
+    render::json_stat(d, &mut stat).unwrap();
+    if let Err(e) = ndarc_json::parse(&stat) {
+        panic!("diff --stat JSON output does not parse: {e}");
+    }
     let mut json = Vec::new();
     render::json(d, &mut json).unwrap();
     if let Err(e) = ndarc_json::parse(&json) {

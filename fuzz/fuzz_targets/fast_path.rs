@@ -66,7 +66,11 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(with_spans, full);
     assert_eq!(spans.table.is_some(), hashing.is_some());
     for &(a, b) in spans.rows.iter().chain(&spans.cells) {
-        assert!(a < b && b as usize <= line.len(), "span {a}..{b} of {}", line.len());
+        assert!(
+            a < b && b as usize <= line.len(),
+            "span {a}..{b} of {}",
+            line.len()
+        );
     }
     assert_eq!(hashing, check_line_fast(&plan, at, Some(digest)));
     if let Some(fast) = hashing {
