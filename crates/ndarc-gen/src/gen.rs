@@ -5,12 +5,12 @@ use std::io::{self, Write};
 use ndarc_format::catalogue::{content_header_digest, is_name, iso_time, schema_identity};
 use ndarc_format::hash::row_content_digest;
 use ndarc_format::{ArchiveHasher, ContentHasher, FORMAT, MAX_PART_LINE, VERSION};
-use ndarc_json::{number, write_string, Object, Value};
+use ndarc_json::{Object, Value};
 
 use crate::binary::{self, chunk_count, Binary, Delta, ObjectParams};
 use crate::pack::{PartWriter, RowPacker};
 use crate::rng::{derive, derive_all, Rng};
-use crate::rows::{push_base64, LaterRows, RowMaker, Variant};
+use crate::rows::{LaterRows, RowMaker, Variant};
 use crate::schema::{self, TableDef, TableKind, TEMPLATES};
 
 /// The most rows per table [`generate`] accepts.
@@ -354,35 +354,14 @@ fn migrations() -> Value<'static> {
 
 /// Writes one object or payload chunk part.
 fn binary_part(b: &Binary, offset: u64, len: u64, buf: &mut Vec<u8>, part: &mut PartWriter) {
-    part.begin();
-    let line = part.line();
-    match (&b.object, &b.name) {
-        (Some((bucket, key)), _) => {
-            line.extend_from_slice(b"{\"bucket\":");
-            write_string(bucket, line);
-            line.extend_from_slice(b",\"data\":\"");
-            buf.resize(len as usize, 0);
-            binary::fill(b.seed, b.text, offset, buf);
-            push_base64(buf, line);
-            line.extend_from_slice(b"\",\"key\":");
-            write_string(key, line);
-            line.extend_from_slice(b",\"kind\":\"object\",\"offset\":");
-            number::write(offset as f64, line);
-            line.push(b'}');
-        }
-        (None, name) => {
-            line.extend_from_slice(b"{\"data\":\"");
-            buf.resize(len as usize, 0);
-            binary::fill(b.seed, b.text, offset, buf);
-            push_base64(buf, line);
-            line.extend_from_slice(b"\",\"kind\":\"payload\",\"name\":");
-            write_string(name.as_deref().unwrap_or(""), line);
-            line.extend_from_slice(b",\"offset\":");
-            number::write(offset as f64, line);
-            line.push(b'}');
-        }
-    }
-    part.item_written();
+    buf.resize(len as usize, 0);
+    binary::fill(b.seed, b.text, offset, buf);
+    let object = b
+        .object
+        .as_ref()
+        .map(|(bucket, key)| (bucket.as_str(), key.as_str()));
+    let name = b.name.as_deref().unwrap_or("");
+    ndarc_format::pack::chunk_part(part, object, name, offset, buf);
 }
 
 /// Generates an archive into `out` and returns what it wrote.
