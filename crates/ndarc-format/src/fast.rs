@@ -22,7 +22,7 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
-use ndarc_json::{safe_integer, RawStr, Scalar, Scanner};
+use ndarc_json::{safe_integer, RawStr, Scanner};
 
 use crate::cell::{self, CellValue};
 use crate::hash::{self, Digest32};
@@ -33,12 +33,65 @@ use crate::report::LineRef;
 use crate::rescan::PartKeys;
 use crate::summary::{Anchors, Body, Descent, LineSummary, RowSpans, RowsPart};
 
-/// A row cell as written.
+/// A row cell as written, kept flat: an enum of the scanner's token types
+/// is moved through memory in pieces whose reloads stall store
+/// forwarding, and cost more than reading the cell.
 #[derive(Clone, Copy)]
-enum Cell<'a> {
-    Scalar(Scalar<'a>),
-    /// `{"blob": "…"}`: the base64 text.
-    Blob(RawStr<'a>),
+struct Cell<'a> {
+    /// A number's text; a string's or a blob's base64 text between the
+    /// quotes; empty for the others.
+    text: &'a str,
+    /// A number's value; 0 for the others.
+    value: f64,
+    kind: Kind,
+}
+
+/// What a [`Cell`] is. A word wide, so that a cell has no padding: moves
+/// of a padded struct copy the padding in overlapping pieces, which stall
+/// the reload as an enum would.
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u64)]
+enum Kind {
+    Null,
+    False,
+    True,
+    /// A number that is a safe integer.
+    SafeInteger,
+    /// Any other number.
+    Number,
+    /// A string without escapes.
+    Text,
+    /// A string with escapes.
+    EscapedText,
+    /// `{"blob": "…"}` without escapes in the base64 text.
+    Blob,
+    /// `{"blob": "…"}` with escapes.
+    EscapedBlob,
+}
+
+impl<'a> Cell<'a> {
+    const fn of(kind: Kind) -> Cell<'a> {
+        Cell {
+            text: "",
+            value: 0.0,
+            kind,
+        }
+    }
+
+    fn string(kind: Kind, s: RawStr<'a>) -> Cell<'a> {
+        let escaped = s.has_escapes();
+        let kind = match (kind, escaped) {
+            (Kind::Blob, true) => Kind::EscapedBlob,
+            (Kind::Blob, false) => Kind::Blob,
+            (_, true) => Kind::EscapedText,
+            (_, false) => Kind::Text,
+        };
+        Cell {
+            text: s.raw(),
+            value: 0.0,
+            kind,
+        }
+    }
 }
 
 /// Depth of the deepest value of a row part (line, items, item, row, blob).
@@ -175,7 +228,10 @@ fn scan(
 
     let mut table: Option<(usize, &TablePlan)> = None;
     let mut names: Vec<RawStr<'_>> = Vec::new();
-    let mut cells: Vec<Cell<'_>> = Vec::new();
+    // The cells of the row: every cell of the first row (whose table is
+    // not yet known), and after it only the primary-key cells, each with
+    // its column's position.
+    let mut cells: Vec<(usize, Cell<'_>)> = Vec::new();
     // The previous row's key: its rowid, or its primary-key cells.
     let mut last_rowid: Option<i64> = None;
     let mut prev_pk: Vec<Cell<'_>> = Vec::new();
@@ -268,7 +324,9 @@ fn scan(
                         if i > 0 {
                             buf.push(b',');
                         }
-                        write_cell(cells[c], buf);
+                        if let Some(cell) = cell_at(&cells, c) {
+                            write_cell(cell, buf);
+                        }
                     }
                     buf.push(b']');
                 }),
@@ -303,7 +361,9 @@ fn scan(
                     // first and last rows' keys are built, and the two keys
                     // where they first fall.
                     pk.clear();
-                    pk.extend(tp.pk.iter().map(|&c| cells[c]));
+                    for &c in &tp.pk {
+                        pk.push(cell_at(&cells, c)?);
+                    }
                     if part.rows > 0 {
                         match cmp_key(&prev_pk, &pk) {
                             Ordering::Less => {}
@@ -428,7 +488,7 @@ fn quoted(json: &[u8]) -> &[u8] {
 fn read_row<'a>(
     s: &mut Scanner<'a>,
     names: &mut Vec<RawStr<'a>>,
-    cells: &mut Vec<Cell<'a>>,
+    cells: &mut Vec<(usize, Cell<'a>)>,
     mut spans: Option<&mut Vec<(u32, u32)>>,
 ) -> Option<()> {
     s.eat(b'{')?;
@@ -439,7 +499,7 @@ fn read_row<'a>(
         names.push(s.string()?);
         s.eat(b':')?;
         let start = s.pos();
-        cells.push(read_cell(s)?);
+        cells.push((cells.len(), read_cell(s)?));
         if let Some(sp) = spans.as_deref_mut() {
             sp.push((start as u32, s.pos() as u32));
         }
@@ -452,11 +512,13 @@ fn read_row<'a>(
 }
 
 /// Reads a row whose members are exactly `columns`, in order, each cell
-/// one its column admits.
+/// one its column admits; keeps the primary-key cells in `cells`. The
+/// other cells are checked and dropped where they are read: stored and
+/// moved, a cell costs more than its check.
 fn read_known_row<'a>(
     s: &mut Scanner<'a>,
     columns: &[RowColumn],
-    cells: &mut Vec<Cell<'a>>,
+    cells: &mut Vec<(usize, Cell<'a>)>,
     scratch: &mut Vec<u8>,
     mut spans: Option<&mut Vec<(u32, u32)>>,
 ) -> Option<()> {
@@ -465,14 +527,17 @@ fn read_known_row<'a>(
         if i > 0 {
             s.eat(b',')?;
         }
-        s.eat_bytes(&c.name_json)?;
-        s.eat(b':')?;
+        s.eat_bytes(&c.member)?;
         let start = s.pos();
-        let cell = read_cell(s)?;
-        if !cell_ok(c, cell, scratch) {
-            return None;
+        if c.in_key {
+            let cell = read_cell(s)?;
+            if !cell_ok(c, cell, scratch) {
+                return None;
+            }
+            cells.push((i, cell));
+        } else {
+            check_cell(s, c, scratch)?;
         }
-        cells.push(cell);
         if let Some(sp) = spans.as_deref_mut() {
             sp.push((start as u32, s.pos() as u32));
         }
@@ -480,17 +545,75 @@ fn read_known_row<'a>(
     s.eat(b'}')
 }
 
-/// Reads a cell: a scalar or `{"blob": string}`.
-#[inline]
+/// Reads a cell: a scalar or `{"blob": string}`. Always inlined: returned
+/// through memory, the cell is stored and reloaded in pieces of other
+/// widths, and the stalled store forwarding cost more than reading it.
+#[inline(always)]
 fn read_cell<'a>(s: &mut Scanner<'a>) -> Option<Cell<'a>> {
-    if s.peek() == Some(b'{') {
-        s.eat_bytes(br#"{"blob":"#)?;
-        let b64 = s.string()?;
-        s.eat(b'}')?;
-        Some(Cell::Blob(b64))
-    } else {
-        s.scalar().map(Cell::Scalar)
-    }
+    Some(match s.peek()? {
+        b'{' => {
+            s.eat_bytes(br#"{"blob":"#)?;
+            let b64 = s.string()?;
+            s.eat(b'}')?;
+            Cell::string(Kind::Blob, b64)
+        }
+        b'"' => Cell::string(Kind::Text, s.string()?),
+        b'n' => {
+            s.eat_bytes(b"null")?;
+            Cell::of(Kind::Null)
+        }
+        b't' => {
+            s.eat_bytes(b"true")?;
+            Cell::of(Kind::True)
+        }
+        b'f' => {
+            s.eat_bytes(b"false")?;
+            Cell::of(Kind::False)
+        }
+        _ => {
+            let n = s.raw_number()?;
+            Cell {
+                text: n.text(),
+                value: n.value(),
+                kind: if n.safe_integer().is_some() {
+                    Kind::SafeInteger
+                } else {
+                    Kind::Number
+                },
+            }
+        }
+    })
+}
+
+/// Reads a cell that need not be kept, and checks that its column admits
+/// it. Each kind of token is judged where it is read, so that no cell
+/// value is built, returned or moved (which, for short cells, cost more
+/// than reading them).
+#[inline(always)]
+fn check_cell(s: &mut Scanner<'_>, c: &RowColumn, scratch: &mut Vec<u8>) -> Option<()> {
+    let admitted = match s.peek()? {
+        b'"' => {
+            s.string()?;
+            c.admits.text()
+        }
+        b'n' => {
+            s.eat_bytes(b"null")?;
+            c.admits.null()
+        }
+        b'{' => {
+            let cell = read_cell(s)?;
+            cell_ok(c, cell, scratch)
+        }
+        b't' | b'f' => {
+            s.scalar()?;
+            c.admits.boolean()
+        }
+        _ => {
+            let n = s.raw_number()?;
+            c.admits.number(&n)
+        }
+    };
+    admitted.then_some(())
 }
 
 /// Whether a row's members are exactly `columns`, in order (which, the
@@ -499,7 +622,7 @@ fn read_cell<'a>(s: &mut Scanner<'a>) -> Option<Cell<'a>> {
 fn cells_ok(
     columns: &[RowColumn],
     names: &[RawStr<'_>],
-    cells: &[Cell<'_>],
+    cells: &[(usize, Cell<'_>)],
     scratch: &mut Vec<u8>,
 ) -> bool {
     columns.len() == cells.len()
@@ -507,42 +630,50 @@ fn cells_ok(
         && columns
             .iter()
             .zip(names.iter().zip(cells))
-            .all(|(c, (name, cell))| {
+            .all(|(c, (name, (_, cell)))| {
                 quoted(&c.name_json) == name.raw().as_bytes() && cell_ok(c, *cell, scratch)
             })
+}
+
+/// The cell of column `column` among `cells` (the primary-key cells, or
+/// every cell of a first row).
+fn cell_at<'a>(cells: &[(usize, Cell<'a>)], column: usize) -> Option<Cell<'a>> {
+    cells.iter().find(|(i, _)| *i == column).map(|(_, c)| *c)
 }
 
 /// Whether column `c` admits the cell: it has none of the faults of the
 /// cell rules ([`cell::faults`], which the full check reports).
 fn cell_ok(c: &RowColumn, cell: Cell<'_>, scratch: &mut Vec<u8>) -> bool {
-    let value = match cell {
-        Cell::Scalar(Scalar::Null) => CellValue::Null,
-        Cell::Scalar(Scalar::Bool(_)) => CellValue::Other,
-        Cell::Scalar(Scalar::Number(n)) => CellValue::Number {
-            safe_integer: n.safe_integer().is_some(),
+    let value = match cell.kind {
+        Kind::Null => CellValue::Null,
+        Kind::False | Kind::True => CellValue::Other,
+        Kind::SafeInteger => CellValue::Number { safe_integer: true },
+        Kind::Number => CellValue::Number {
+            safe_integer: false,
         },
-        Cell::Scalar(Scalar::String(_)) => CellValue::Text,
+        Kind::Text | Kind::EscapedText => CellValue::Text,
         // An escaped base64 text is left to the full check.
-        Cell::Blob(b64) if b64.has_escapes() => return false,
-        Cell::Blob(b64) => CellValue::Blob(b64.raw()),
+        Kind::EscapedBlob => return false,
+        Kind::Blob => CellValue::Blob(cell.text),
     };
     cell::faults(c, value, scratch).is_empty()
 }
 
 /// Appends a cell's text (canonical, as the line is).
 fn write_cell(cell: Cell<'_>, out: &mut Vec<u8>) {
-    match cell {
-        Cell::Scalar(Scalar::Null) => out.extend_from_slice(b"null"),
-        Cell::Scalar(Scalar::Bool(b)) => out.extend_from_slice(if b { b"true" } else { b"false" }),
-        Cell::Scalar(Scalar::Number(n)) => out.extend_from_slice(n.text().as_bytes()),
-        Cell::Scalar(Scalar::String(t)) => {
+    match cell.kind {
+        Kind::Null => out.extend_from_slice(b"null"),
+        Kind::False => out.extend_from_slice(b"false"),
+        Kind::True => out.extend_from_slice(b"true"),
+        Kind::SafeInteger | Kind::Number => out.extend_from_slice(cell.text.as_bytes()),
+        Kind::Text | Kind::EscapedText => {
             out.push(b'"');
-            out.extend_from_slice(t.raw().as_bytes());
+            out.extend_from_slice(cell.text.as_bytes());
             out.push(b'"');
         }
-        Cell::Blob(b64) => {
+        Kind::Blob | Kind::EscapedBlob => {
             out.extend_from_slice(br#"{"blob":""#);
-            out.extend_from_slice(b64.raw().as_bytes());
+            out.extend_from_slice(cell.text.as_bytes());
             out.extend_from_slice(br#""}"#);
         }
     }
@@ -563,15 +694,17 @@ fn cmp_key(a: &[Cell<'_>], b: &[Cell<'_>]) -> Ordering {
 
 /// The key value of an accepted cell (as `KeyCell::of` reads its value).
 fn key_cell(cell: Cell<'_>) -> KeyCell<'_> {
-    match cell {
-        Cell::Scalar(Scalar::Null) => KeyCell::Null,
-        Cell::Scalar(Scalar::Number(n)) => KeyCell::Number(n.value()),
-        Cell::Scalar(Scalar::String(s)) => match s.decode() {
+    match cell.kind {
+        Kind::Null => KeyCell::Null,
+        Kind::SafeInteger | Kind::Number => KeyCell::Number(cell.value),
+        Kind::Text => KeyCell::Text(Cow::Borrowed(cell.text.as_bytes())),
+        Kind::EscapedText => match RawStr::from_scanned(cell.text, true).decode() {
             Cow::Borrowed(t) => KeyCell::Text(Cow::Borrowed(t.as_bytes())),
             Cow::Owned(t) => KeyCell::Text(Cow::Owned(t.into_bytes())),
         },
-        Cell::Scalar(Scalar::Bool(b)) => KeyCell::Number(f64::from(u8::from(b))),
-        Cell::Blob(b64) => KeyCell::blob(b64.raw()),
+        Kind::False => KeyCell::Number(0.0),
+        Kind::True => KeyCell::Number(1.0),
+        Kind::Blob | Kind::EscapedBlob => KeyCell::blob(cell.text),
     }
 }
 

@@ -18,10 +18,17 @@ pub struct RowColumn {
     /// The name as a canonical JSON string (quotes included), as a
     /// canonical row writes it.
     pub name_json: Vec<u8>,
+    /// The member's opening as a canonical row writes it: `name_json`
+    /// and a colon.
+    pub(crate) member: Vec<u8>,
     /// Affinity of its declared type.
     pub affinity: Affinity,
     /// NOT NULL.
     pub notnull: bool,
+    /// The scalar cells the column admits (derived from the cell rules).
+    pub(crate) admits: crate::cell::Admits,
+    /// Whether the column is in the table's primary key.
+    pub(crate) in_key: bool,
 }
 
 /// What rows of one table must look like, derived once from the manifest.
@@ -82,15 +89,20 @@ impl Plan {
                     .columns
                     .iter()
                     .filter(|c| c.generated.is_none() && !excluded.contains(c.name.as_str()))
-                    .map(|c| RowColumn {
-                        name: c.name.clone(),
-                        name_json: {
-                            let mut j = Vec::new();
-                            ndarc_json::write_string(&c.name, &mut j);
-                            j
-                        },
-                        affinity: c.affinity(),
-                        notnull: c.notnull,
+                    .map(|c| {
+                        let mut name_json = Vec::new();
+                        ndarc_json::write_string(&c.name, &mut name_json);
+                        let mut member = name_json.clone();
+                        member.push(b':');
+                        RowColumn {
+                            name: c.name.clone(),
+                            name_json,
+                            member,
+                            affinity: c.affinity(),
+                            notnull: c.notnull,
+                            admits: crate::cell::Admits::of(c.affinity(), c.notnull),
+                            in_key: false,
+                        }
                     })
                     .collect();
                 columns.sort_by(|a, b| cmp_utf16(&a.name, &b.name));
@@ -98,7 +110,7 @@ impl Plan {
                 for (i, c) in columns.iter().enumerate() {
                     position.entry(c.name.as_str()).or_insert(i);
                 }
-                let pk = t
+                let pk: Vec<usize> = t
                     .primary_key()
                     .iter()
                     .filter_map(|pc| position.get(pc.name.as_str()).copied())
@@ -109,6 +121,10 @@ impl Plan {
                     .contains(&t.name.as_str())
                     .then(|| position.get("kind").copied())
                     .flatten();
+                drop(position);
+                for &c in &pk {
+                    columns[c].in_key = true;
+                }
                 TablePlan {
                     name_json,
                     columns,

@@ -38,7 +38,7 @@ pub use locate::{locate, skip_string, skip_value, Locator};
 pub use parse::{
     check_canonical, check_canonical_with, parse, parse_with, ParseOptions, Parsed, MAX_DEPTH,
 };
-pub use scan::{RawStr, Scalar, Scanner};
+pub use scan::{RawNumber, RawStr, Scalar, Scanner};
 pub use ser::{
     to_canonical_string, to_canonical_vec, write_canonical, write_canonical_object, write_string,
 };

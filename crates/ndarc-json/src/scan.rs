@@ -48,7 +48,19 @@ pub enum Scalar<'a> {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RawNumber<'a> {
     text: &'a str,
-    value: Option<f64>,
+    value: Num,
+}
+
+/// What reading a number token learnt of its value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Num {
+    /// A plain integer of at most 15 digits: exact, and safe.
+    Int(i64),
+    /// Any other value, converted.
+    Float(f64),
+    /// A short decimal with a fraction, checked without converting it
+    /// (see `short_fixed`): never integral.
+    Decimal,
 }
 
 impl<'a> RawNumber<'a> {
@@ -59,20 +71,35 @@ impl<'a> RawNumber<'a> {
 
     /// The number's value.
     pub fn value(&self) -> f64 {
-        // Only checked, finite decimals are left unparsed.
-        self.value
-            .unwrap_or_else(|| self.text.parse().unwrap_or(f64::NAN))
+        match self.value {
+            Num::Int(n) => n as f64,
+            Num::Float(v) => v,
+            // Only checked, finite decimals are left unparsed.
+            Num::Decimal => self.text.parse().unwrap_or(f64::NAN),
+        }
     }
 
     /// The value when it is a safe integer (|n| ≤ 2^53−1).
     pub fn safe_integer(&self) -> Option<i64> {
-        // A canonical number with a fraction is never integral, and those
-        // are the only ones left unparsed.
-        crate::safe_integer(self.value?)
+        match self.value {
+            // Below 10^15, so safe.
+            Num::Int(n) => Some(n),
+            Num::Float(v) => crate::safe_integer(v),
+            // A canonical number with a fraction is never integral.
+            Num::Decimal => None,
+        }
     }
 }
 
 impl<'a> RawStr<'a> {
+    /// The string a [`Scanner`] read as `raw` (the text between the
+    /// quotes) with or without escapes, for a caller that kept only those
+    /// two. [`decode`](Self::decode) assumes the escapes are canonical, as
+    /// the scanner admits them.
+    pub fn from_scanned(raw: &'a str, escaped: bool) -> RawStr<'a> {
+        RawStr { raw, escaped }
+    }
+
     /// The text between the quotes, as written.
     pub fn raw(&self) -> &'a str {
         self.raw
@@ -156,7 +183,7 @@ impl<'a> Scanner<'a> {
 
     /// Consumes exactly `lit` (structural text such as `{"index":`, which
     /// canonical form writes one way only).
-    #[inline]
+    #[inline(always)]
     pub fn eat_bytes(&mut self, lit: &[u8]) -> Option<()> {
         if starts_with(&self.bytes[self.pos..], lit) {
             self.pos += lit.len();
@@ -172,7 +199,7 @@ impl<'a> Scanner<'a> {
     /// `\u00xx` (lowercase hex) for the other control characters; every other
     /// character is written raw. Anything else, including a lone surrogate
     /// (an error of the profile), gives `None`.
-    #[inline]
+    #[inline(always)]
     pub fn string(&mut self) -> Option<RawStr<'a>> {
         if self.peek() != Some(b'"') {
             return None;
@@ -208,8 +235,19 @@ impl<'a> Scanner<'a> {
 
     /// Consumes a number written as ECMAScript writes it, computing its
     /// value only where deciding that needs it (see [`RawNumber`]).
-    #[inline]
+    /// Inlined, with the rarer numbers out of line, so that the token is
+    /// returned in registers.
+    #[inline(always)]
     pub fn raw_number(&mut self) -> Option<RawNumber<'a>> {
+        if let Some(n) = self.small_integer() {
+            return Some(n);
+        }
+        self.other_number()
+    }
+
+    /// [`raw_number`](Self::raw_number) for every token but a small integer.
+    #[inline(never)]
+    fn other_number(&mut self) -> Option<RawNumber<'a>> {
         let b = self.bytes;
         let start = self.pos;
         let t = crate::number::token(b, start).ok()?;
@@ -218,8 +256,10 @@ impl<'a> Scanner<'a> {
         let value = match (t.small_integer(b), t.fraction, t.exponent) {
             // Exact, and written so by ECMAScript, except -0 (written 0).
             (Some(0), _, _) if t.negative => return None,
-            (Some(n), _, _) => Some(n as f64),
-            (None, Some((fs, fe)), false) if short_fixed(&b[t.int.0..t.int.1], &b[fs..fe]) => None,
+            (Some(n), _, _) => Num::Int(n),
+            (None, Some((fs, fe)), false) if short_fixed(&b[t.int.0..t.int.1], &b[fs..fe]) => {
+                Num::Decimal
+            }
             _ => {
                 let v: f64 = text.parse().ok()?;
                 if !v.is_finite() {
@@ -229,17 +269,55 @@ impl<'a> Scanner<'a> {
                 if buf.format_finite(v) != text {
                     return None;
                 }
-                Some(v)
+                Num::Float(v)
             }
         };
         self.pos = i;
         Some(RawNumber { text, value })
     }
 
+    /// The common case of [`raw_number`](Self::raw_number) in one pass: a
+    /// plain integer of 1 to 15 digits (`0`, or no leading zero), which
+    /// ECMAScript writes as written, except `-0`. `None` sends every other
+    /// token (and every fault) to the general reader.
+    #[inline(always)]
+    fn small_integer(&mut self) -> Option<RawNumber<'a>> {
+        let b = self.bytes;
+        let start = self.pos;
+        let negative = b.get(start) == Some(&b'-');
+        let first = start + usize::from(negative);
+        let mut n = match b.get(first)? {
+            d @ b'1'..=b'9' => i64::from(d - b'0'),
+            // `0`, but not `-0`, `01`, `0.5` or `0e1`.
+            b'0' if !negative => 0,
+            _ => return None,
+        };
+        let mut i = first + 1;
+        if n != 0 {
+            while let Some(d @ b'0'..=b'9') = b.get(i) {
+                if i - first == 15 {
+                    return None;
+                }
+                n = n * 10 + i64::from(d - b'0');
+                i += 1;
+            }
+        }
+        if matches!(b.get(i), Some(b'0'..=b'9' | b'.' | b'e' | b'E')) {
+            return None;
+        }
+        // ASCII throughout, so at character boundaries.
+        let text = self.text.get(start..i)?;
+        self.pos = i;
+        Some(RawNumber {
+            text,
+            value: Num::Int(if negative { -n } else { n }),
+        })
+    }
+
     /// Consumes a scalar: `null`, `true`, `false`, a number or a string.
     /// Arrays and objects give `None` (the caller reads those with
     /// [`eat`](Self::eat)).
-    #[inline]
+    #[inline(always)]
     pub fn scalar(&mut self) -> Option<Scalar<'a>> {
         match self.peek()? {
             b'"' => self.string().map(Scalar::String),
@@ -255,24 +333,38 @@ impl<'a> Scanner<'a> {
 /// `hay.starts_with(needle)`, eight bytes at a time: the needles are member
 /// names of a few bytes, for which a call to `memcmp` costs more than the
 /// comparison.
+/// Compared in words, the last one overlapping the one before, so that no
+/// byte-wise tail (which the compiler turns into a `memcmp` call) is left.
 #[inline]
 fn starts_with(hay: &[u8], needle: &[u8]) -> bool {
-    let Some(hay) = hay.get(..needle.len()) else {
+    let n = needle.len();
+    let Some(hay) = hay.get(..n) else {
         return false;
     };
-    let mut a = hay.chunks_exact(8);
-    let mut b = needle.chunks_exact(8);
-    for (x, y) in a.by_ref().zip(b.by_ref()) {
-        let word = |c: &[u8]| {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            u64::from_le_bytes(w)
-        };
-        if word(x) != word(y) {
-            return false;
+    let w8 = |s: &[u8], at: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&s[at..at + 8]);
+        u64::from_le_bytes(w)
+    };
+    let w4 = |s: &[u8], at: usize| {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(&s[at..at + 4]);
+        u32::from_le_bytes(w)
+    };
+    if n >= 8 {
+        let mut at = 0;
+        while at + 8 < n {
+            if w8(hay, at) != w8(needle, at) {
+                return false;
+            }
+            at += 8;
         }
+        w8(hay, n - 8) == w8(needle, n - 8)
+    } else if n >= 4 {
+        w4(hay, 0) == w4(needle, 0) && w4(hay, n - 4) == w4(needle, n - 4)
+    } else {
+        hay.iter().zip(needle).all(|(a, b)| a == b)
     }
-    a.remainder() == b.remainder()
 }
 
 /// Whether a decimal `int.frac` (no exponent) is written as ECMAScript
@@ -495,6 +587,72 @@ mod tests {
             }
         }
         assert!((50_000..250_000).contains(&accepted), "{accepted} accepted");
+    }
+
+    #[test]
+    fn starts_with_every_length_and_position() {
+        let hay: Vec<u8> = (0u8..40).map(|i| b'a' + i % 26).collect();
+        for n in 0..=hay.len() {
+            let needle = hay[..n].to_vec();
+            assert!(starts_with(&hay, &needle), "{n}");
+            assert!(!starts_with(&hay[..n.saturating_sub(1)], &needle) || n == 0);
+            for at in 0..n {
+                let mut other = needle.clone();
+                other[at] ^= 1;
+                assert!(!starts_with(&hay, &other), "{n} differs at {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn integers_take_the_one_pass_reader() {
+        // What the one-pass reader takes, and what it leaves to the general
+        // reader, give the same outcome.
+        for t in [
+            "0",
+            "7",
+            "-7",
+            "10",
+            "-10",
+            "123456789012345",
+            "-123456789012345",
+            "1234567890123456",
+            "9007199254740991",
+            "9007199254740992",
+            "-0",
+            "00",
+            "01",
+            "-01",
+            "0.5",
+            "0e1",
+            "1e5",
+            "1E5",
+            "10.25",
+            "-",
+            "-a",
+        ] {
+            let mut s = Scanner::new(t.as_bytes()).unwrap();
+            let fast = s.small_integer();
+            let general = {
+                let mut s = Scanner::new(t.as_bytes()).unwrap();
+                let b = s.bytes;
+                crate::number::token(b, 0)
+                    .ok()
+                    .and_then(|tok| {
+                        tok.small_integer(b)
+                            .filter(|&n| !(n == 0 && tok.negative) && tok.end == b.len())
+                    })
+                    .map(|n| {
+                        s.pos = b.len();
+                        n
+                    })
+            };
+            assert_eq!(fast.and_then(|n| n.safe_integer()), general, "{t}");
+            if let Some(n) = fast {
+                assert_eq!(n.text(), t);
+                assert_eq!(n.value(), t.parse::<f64>().unwrap(), "{t}");
+            }
+        }
     }
 
     #[test]

@@ -148,9 +148,10 @@ impl Deref for LineBytes<'_> {
     }
 }
 
-/// Capacity the pool keeps at most: about the lines in flight of a
-/// verification (SPEC.md §11), so pooling adds no memory beyond that bound.
-const POOL_BYTES: usize = 64 << 20;
+/// Capacity the pool keeps at most: the smallest window of lines in flight
+/// of a verification (SPEC.md §11), so pooling adds little memory beyond
+/// that bound.
+const POOL_BYTES: usize = 32 << 20;
 
 /// Line buffers given back by dropped lines.
 #[derive(Default)]
@@ -175,12 +176,25 @@ impl Pool {
             }
         };
         buf.clear();
+        if buf.capacity() < bytes.len() {
+            buf.reserve_exact(size_class(bytes.len()));
+        }
         buf.extend_from_slice(bytes);
         Pooled {
             buf,
             pool: Arc::clone(self),
         }
     }
+}
+
+/// The capacity a new buffer for a line of `len` bytes gets: `len` rounded
+/// up to an eighth of the power of two below it. Lines of an archive are of
+/// similar sizes; allocated exactly, a buffer fits no longer line, so the
+/// pool filled with buffers it could not reuse while new ones were
+/// allocated. Rounded, at most 1/8 is unused.
+fn size_class(len: usize) -> usize {
+    let step = (len.max(64).next_power_of_two() / 16).max(8);
+    len.div_ceil(step).saturating_mul(step)
 }
 
 /// A line buffer that returns to its pool when dropped.
@@ -840,6 +854,17 @@ mod tests {
         let l = s.next_line(1000, false).unwrap().unwrap();
         assert!(l.too_long.is_some_and(|n| n > 1001), "{:?}", l.too_long);
         assert!(s.next_line(1000, false).unwrap().is_none());
+    }
+
+    #[test]
+    fn size_classes_round_up_by_at_most_an_eighth() {
+        for len in (0..5000).chain([157_603, 1 << 20, (16 << 20) + 1]) {
+            let c = size_class(len);
+            assert!(c >= len, "{len}");
+            assert!(c - len <= len / 8 + 8, "{len} -> {c}");
+        }
+        // Lines of similar size share a class.
+        assert_eq!(size_class(157_603), size_class(160_000));
     }
 
     #[test]
