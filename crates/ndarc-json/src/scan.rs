@@ -633,20 +633,11 @@ mod tests {
         ] {
             let mut s = Scanner::new(t.as_bytes()).unwrap();
             let fast = s.small_integer();
-            let general = {
-                let mut s = Scanner::new(t.as_bytes()).unwrap();
-                let b = s.bytes;
-                crate::number::token(b, 0)
-                    .ok()
-                    .and_then(|tok| {
-                        tok.small_integer(b)
-                            .filter(|&n| !(n == 0 && tok.negative) && tok.end == b.len())
-                    })
-                    .map(|n| {
-                        s.pos = b.len();
-                        n
-                    })
-            };
+            let b = t.as_bytes();
+            let general = crate::number::token(b, 0).ok().and_then(|tok| {
+                tok.small_integer(b)
+                    .filter(|&n| !(n == 0 && tok.negative) && tok.end == b.len())
+            });
             assert_eq!(fast.and_then(|n| n.safe_integer()), general, "{t}");
             if let Some(n) = fast {
                 assert_eq!(n.text(), t);
