@@ -297,3 +297,219 @@ fn every_refusal_fixture_is_refused_with_its_code() {
         );
     }
 }
+
+/// Operator-auth tables with development data (`dropDevData` in the seed's
+/// `dev-data.mjs`): dev sessions and credentials, a token minted by a dev
+/// credential, the dev-credential records, and dev personas.
+const DEV_DATA: &str = "
+CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT);
+INSERT INTO notes VALUES (1, 'kept');
+CREATE TABLE oa_sessions(id TEXT PRIMARY KEY, kind TEXT, operator TEXT);
+INSERT INTO oa_sessions VALUES ('s1','live','a'),('s2','dev','b'),('s3',NULL,'c'),('s4','Dev','d');
+CREATE TABLE oa_credentials(id TEXT PRIMARY KEY, kind TEXT COLLATE NOCASE);
+INSERT INTO oa_credentials VALUES ('c1','dev'),('c2','password'),('c3','DEV');
+CREATE TABLE oa_tokens(id TEXT PRIMARY KEY, scope TEXT);
+INSERT INTO oa_tokens VALUES ('t1','read'),('t2','write'),('t3','admin');
+CREATE TABLE oa_dev_credentials(id TEXT, credential TEXT, persona TEXT);
+INSERT INTO oa_dev_credentials VALUES ('t2','oa_tokens','x@dev.localhost'),('c9','oa_credentials','y@dev.localhost');
+CREATE TABLE oa_operators(email TEXT PRIMARY KEY, status TEXT, version INTEGER);
+INSERT INTO oa_operators VALUES ('ann@example.com','active',3),('Bob@DEV.localhost','active',1),
+  ('cy@dev.localhost','inactive',5),('di@dev.localhost',NULL,2),('ed@dev.localhost.example','active',7);
+";
+
+/// The seed's own statements, run on a database whose columns have no
+/// collation (as the seed's snapshot copies have none): what its export
+/// leaves in the tables.
+const SEED_DROPS: &str = "
+DELETE FROM oa_sessions WHERE kind='dev';
+DELETE FROM oa_credentials WHERE kind='dev' COLLATE BINARY;
+DELETE FROM oa_tokens WHERE id IN (SELECT id FROM oa_dev_credentials WHERE credential='oa_tokens');
+DELETE FROM oa_dev_credentials WHERE 1;
+UPDATE oa_operators SET status='inactive',version=version+1 WHERE lower(email) LIKE '%@dev.localhost' AND status!='inactive';
+";
+
+const OA_TABLES: [&str; 5] = [
+    "oa_credentials",
+    "oa_dev_credentials",
+    "oa_operators",
+    "oa_sessions",
+    "oa_tokens",
+];
+
+fn pack_with_oa(db: &Path, out: &Path) -> Output {
+    let mut args = vec![
+        "pack",
+        s(db),
+        "-o",
+        s(out),
+        "--exported-at",
+        "2026-01-01T00:00:00.000Z",
+        "--product",
+        "app",
+    ];
+    for t in OA_TABLES {
+        args.extend(["--include-table", t]);
+    }
+    ndarc(&args)
+}
+
+/// The row items of `table` in an archive, as `(row, rowid)` JSON text.
+fn rows_of(archive: &Path, table: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(archive).expect("archive");
+    let mut rows = Vec::new();
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("json line");
+        for item in v["items"].as_array().into_iter().flatten() {
+            if item["kind"] == "row" && item["table"] == table {
+                rows.push(item["row"].to_string());
+            }
+        }
+    }
+    rows
+}
+
+#[test]
+fn pack_drops_dev_data_as_the_seed_export_does() {
+    let d = scratch();
+    let db = d.path().join("app.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(DEV_DATA).unwrap();
+    drop(conn);
+    let before = std::fs::read(&db).unwrap();
+    let out = d.path().join("app.ndjson");
+    let o = pack_with_oa(&db, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        before,
+        "the database is not written"
+    );
+
+    // The import would accept it: no dev_data (only default_excluded_table
+    // warnings for the included oa_ tables).
+    let v = ndarc(&["verify", "--format", "json", s(&out)]);
+    let report = String::from_utf8_lossy(&v.stdout);
+    assert_eq!(v.status.code(), Some(0), "{report}");
+    assert!(!report.contains("dev_data"), "{report}");
+
+    assert_eq!(
+        rows_of(&out, "oa_sessions"),
+        [
+            r#"{"id":"s1","kind":"live","operator":"a"}"#,
+            r#"{"id":"s3","kind":null,"operator":"c"}"#,
+            r#"{"id":"s4","kind":"Dev","operator":"d"}"#,
+        ]
+    );
+    // The seed compares its copy, which has no collation: "DEV" stays.
+    assert_eq!(
+        rows_of(&out, "oa_credentials"),
+        [
+            r#"{"id":"c2","kind":"password"}"#,
+            r#"{"id":"c3","kind":"DEV"}"#
+        ]
+    );
+    assert_eq!(
+        rows_of(&out, "oa_tokens"),
+        [
+            r#"{"id":"t1","scope":"read"}"#,
+            r#"{"id":"t3","scope":"admin"}"#
+        ]
+    );
+    assert!(rows_of(&out, "oa_dev_credentials").is_empty());
+    assert_eq!(
+        rows_of(&out, "oa_operators"),
+        [
+            r#"{"email":"Bob@DEV.localhost","status":"inactive","version":2}"#,
+            r#"{"email":"ann@example.com","status":"active","version":3}"#,
+            r#"{"email":"cy@dev.localhost","status":"inactive","version":5}"#,
+            r#"{"email":"di@dev.localhost","status":null,"version":2}"#,
+            r#"{"email":"ed@dev.localhost.example","status":"active","version":7}"#,
+        ]
+    );
+    let manifest: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&out)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let counts: Vec<(String, u64)> = manifest["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap().to_string(),
+                t["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        counts,
+        [
+            ("notes".to_string(), 1),
+            ("oa_credentials".to_string(), 2),
+            ("oa_dev_credentials".to_string(), 0),
+            ("oa_operators".to_string(), 5),
+            ("oa_sessions".to_string(), 3),
+            ("oa_tokens".to_string(), 2),
+        ]
+    );
+
+    // The same content as packing a database on which the seed's statements
+    // ran (with the collation its copies have).
+    let applied = d.path().join("applied.db");
+    std::fs::write(&applied, &before).unwrap();
+    let conn = rusqlite::Connection::open(&applied).unwrap();
+    conn.execute_batch(SEED_DROPS).unwrap();
+    drop(conn);
+    let out2 = d.path().join("applied.ndjson");
+    let o = pack_with_oa(&applied, &out2);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let closing = |p: &Path| {
+        let t = std::fs::read_to_string(p).unwrap();
+        let v: serde_json::Value = serde_json::from_str(t.lines().last().unwrap()).unwrap();
+        v["contentHash"].as_str().unwrap().to_string()
+    };
+    assert_eq!(closing(&out), closing(&out2));
+}
+
+/// Without operator-auth's columns (`kind`, `id`, `credential`, `email`,
+/// `status`, `version`), a table that merely shares the name is left alone,
+/// as `dropDevData`'s shape check does; and the drops need the table
+/// archived.
+#[test]
+fn dev_data_drops_need_operator_auth_shapes() {
+    let d = scratch();
+    let db = d.path().join("app.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE oa_sessions(id TEXT PRIMARY KEY, type TEXT);
+         INSERT INTO oa_sessions VALUES ('s1','dev');
+         CREATE TABLE oa_operators(email TEXT PRIMARY KEY, status TEXT);
+         INSERT INTO oa_operators VALUES ('a@dev.localhost','active');",
+    )
+    .unwrap();
+    drop(conn);
+    let out = d.path().join("app.ndjson");
+    let o = ndarc(&[
+        "pack",
+        s(&db),
+        "-o",
+        s(&out),
+        "--include-table",
+        "oa_sessions",
+        "--include-table",
+        "oa_operators",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        rows_of(&out, "oa_sessions"),
+        [r#"{"id":"s1","type":"dev"}"#]
+    );
+    assert_eq!(
+        rows_of(&out, "oa_operators"),
+        [r#"{"email":"a@dev.localhost","status":"active"}"#]
+    );
+}

@@ -13,6 +13,7 @@ use rusqlite::Connection;
 
 use crate::quote;
 
+use super::devdata::{dev_rules, DevRule};
 use super::refuse::{refuse, sql_error, PackError};
 use super::{PackOptions, DEFAULT_EXCLUDED_TABLES};
 
@@ -45,7 +46,10 @@ pub(super) struct Table {
     pub(super) labels: Vec<Vec<u8>>,
     /// The canonical JSON string of the table name.
     pub(super) name_json: Vec<u8>,
-    /// `SELECT rowid-or-NULL, cells… FROM t ORDER BY …`.
+    /// The export-time drops of development data that apply to this table
+    /// (`dropDevData`; empty for most tables).
+    pub(super) dev: DevRule,
+    /// `SELECT rowid-or-NULL, cells… FROM t [WHERE dev filter] ORDER BY …`.
     pub(super) select: String,
     pub(super) count: u64,
 }
@@ -284,6 +288,7 @@ pub(super) fn catalogue(conn: &Connection, opts: &PackOptions) -> Result<Catalog
             key_cells: Vec::new(),
             labels: Vec::new(),
             name_json: Vec::new(),
+            dev: DevRule::default(),
             select: String::new(),
             count: 0,
         });
@@ -334,6 +339,13 @@ pub(super) fn catalogue(conn: &Connection, opts: &PackOptions) -> Result<Catalog
                 format!("--include-table {table}: the database has no such table"),
             ));
         }
+    }
+    let minted = objects
+        .iter()
+        .any(|o| o.kind == "table" && o.name == "oa_dev_credentials");
+    let rules = dev_rules(&tables, minted);
+    for (t, rule) in tables.iter_mut().zip(rules) {
+        t.dev = rule.unwrap_or_default();
     }
     for t in &mut tables {
         prepare_table(t, opts);
@@ -397,16 +409,30 @@ fn prepare_table(t: &mut Table, opts: &PackOptions) {
         (None, false, Some(a)) => quote(a),
         _ => "NULL".to_string(),
     };
+    // A column as read: itself, or its dropDevData rewrite.
+    let expr = |i: usize| {
+        t.dev
+            .rewrite
+            .iter()
+            .find(|(j, _)| *j == i)
+            .map_or_else(|| quote(&t.columns[i].name), |(_, e)| format!("({e})"))
+    };
     let mut select = format!("SELECT {rowid_expr}");
     for &i in &t.cells {
         select.push(',');
-        select.push_str(&quote(&t.columns[i].name));
+        select.push_str(&expr(i));
     }
     select.push_str(" FROM main.");
     select.push_str(&quote(&t.name));
+    if let Some(filter) = &t.dev.filter {
+        select.push_str(" WHERE ");
+        select.push_str(filter);
+    }
     select.push_str(" ORDER BY ");
-    let mut keys: Vec<&Column> = t.columns.iter().filter(|c| c.pk > 0).collect();
-    keys.sort_by_key(|c| c.pk);
+    let mut keys: Vec<usize> = (0..t.columns.len())
+        .filter(|&i| t.columns[i].pk > 0)
+        .collect();
+    keys.sort_by_key(|&i| t.columns[i].pk);
     if keys.is_empty() {
         select.push_str(&rowid_expr);
     } else {
@@ -415,7 +441,7 @@ fn prepare_table(t: &mut Table, opts: &PackOptions) {
         // ties by rowid.
         let mut terms: Vec<String> = keys
             .iter()
-            .map(|c| format!("{} COLLATE BINARY", quote(&c.name)))
+            .map(|&i| format!("{} COLLATE BINARY", expr(i)))
             .collect();
         if rowid_expr != "NULL" {
             terms.push(rowid_expr.clone());

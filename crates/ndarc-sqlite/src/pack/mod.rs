@@ -9,6 +9,8 @@
 //! of the database.
 //!
 //! By job: `catalogue.rs` reads the schema (SPEC.md §13.2, §13.3);
+//! `devdata.rs` turns the producer's export-time drops of development data
+//! into row filters and rewritten cells (§13.4, "Development data");
 //! `rows.rs` encodes cells and row items (§13.4);
 //! `objects.rs` finds, hashes and chunks objects and payloads (§13.5);
 //! `manifest.rs` checks the options and writes the header; `refuse.rs` holds
@@ -27,6 +29,7 @@ use rusqlite::{Connection, OpenFlags};
 use sha2::{Digest, Sha256};
 
 mod catalogue;
+mod devdata;
 mod manifest;
 mod objects;
 mod refuse;
