@@ -67,6 +67,17 @@ fn walk(dir: &Path, prefix: &str, out: &mut Vec<(String, PathBuf)>) -> Result<()
 
 fn hash_file(path: &Path) -> Result<(u64, [u8; 32]), PackError> {
     let mut f = File::open(path).map_err(|e| unreadable("object_unreadable", path, &e))?;
+    // A device or FIFO given as a payload has no fixed content (and
+    // `/dev/zero` no end): only regular files are packed.
+    let meta = f
+        .metadata()
+        .map_err(|e| unreadable("object_unreadable", path, &e))?;
+    if !meta.is_file() {
+        return Err(PackError::Unreadable {
+            code: "object_unreadable",
+            message: format!("{}: not a regular file", path.display()),
+        });
+    }
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut size = 0u64;
@@ -194,4 +205,71 @@ pub(super) fn write_binary(
         return Err(changed());
     }
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn payload_options(path: &Path) -> PackOptions {
+        PackOptions {
+            payloads: vec![("kv".to_string(), path.to_path_buf())],
+            ..PackOptions::default()
+        }
+    }
+
+    /// A payload whose bytes change between the pass that hashes it and the
+    /// pass that writes it is `object_changed`, whether it grows, shrinks or
+    /// keeps its size (a race no file alone reproduces, so it is tested
+    /// here, between the two passes).
+    #[test]
+    fn a_file_changed_between_the_passes_is_object_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("kv.json");
+        for after in [&b"{\"a\":2}"[..], b"{\"a\":12}", b"{}"] {
+            std::fs::write(&p, b"{\"a\":1}").unwrap();
+            let (_, payloads) = binaries(&payload_options(&p)).unwrap();
+            std::fs::write(&p, after).unwrap();
+            let mut part = PartWriter::new(1024);
+            let mut archive = ArchiveHasher::new();
+            let e = write_binary(
+                &payloads[0],
+                1024,
+                &mut part,
+                &mut archive,
+                &mut Vec::new(),
+                &mut Vec::new(),
+            )
+            .expect_err("changed");
+            assert!(
+                matches!(
+                    e,
+                    PackError::Unreadable {
+                        code: "object_changed",
+                        ..
+                    }
+                ),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_payload_that_is_not_a_regular_file_is_unreadable() {
+        for p in ["/dev/null", "/"] {
+            let Err(e) = binaries(&payload_options(Path::new(p))) else {
+                panic!("{p}: packed");
+            };
+            assert!(
+                matches!(
+                    e,
+                    PackError::Unreadable {
+                        code: "object_unreadable",
+                        ..
+                    }
+                ),
+                "{p}: {e}"
+            );
+        }
+    }
 }
