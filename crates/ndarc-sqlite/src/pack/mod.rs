@@ -14,10 +14,13 @@
 //! `rows.rs` encodes cells and row items (§13.4);
 //! `objects.rs` finds, hashes and chunks objects and payloads (§13.5);
 //! `manifest.rs` checks the options and writes the header; `refuse.rs` holds
-//! the errors and refusals; this file is the two-pass driver.
+//! the errors and refusals; `batch.rs` copies rows out of SQLite for the
+//! second thread; this file is the two-pass driver.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::time::Duration;
 
 use ndarc_format::catalogue::{content_header_digest, schema_identity};
@@ -28,6 +31,7 @@ use ndarc_json::Value;
 use rusqlite::{Connection, OpenFlags};
 use sha2::{Digest, Sha256};
 
+mod batch;
 mod catalogue;
 mod devdata;
 mod manifest;
@@ -35,6 +39,7 @@ mod objects;
 mod refuse;
 mod rows;
 
+use batch::Batch;
 use catalogue::catalogue;
 use manifest::{check_options, manifest};
 use objects::{binaries, cap, unreadable, write_binary};
@@ -184,21 +189,16 @@ fn pack_in(
     let part_bytes = opts.part_bytes;
 
     // Pass 1: every refusal, the counts and the number of parts.
-    let mut item = Vec::with_capacity(4096);
-    let mut part_count = 0u64;
-    for t in &mut cat.tables {
-        let mut packer = RowPacker::new(part_bytes);
-        let mut st = conn.prepare(&t.select).map_err(sql_error)?;
-        let mut rows = st.query([]).map_err(sql_error)?;
-        let mut index = 0u64;
-        let mut last_key: Option<Vec<u8>> = None;
-        while let Some(r) = rows.next().map_err(sql_error)? {
-            let e = encode_row(t, r, index, &mut item, true)?;
-            admit(t, &mut packer, e.len, index, r, &mut part_count, part_bytes)?;
-            duplicate_key(t, r, index, &mut last_key)?;
-            index += 1;
-        }
-        t.count = index;
+    let tables = &cat.tables;
+    let (counts, mut part_count) = pipeline(
+        conn,
+        tables,
+        &mut std::io::sink(),
+        &mut 0,
+        |rx, _, spare| measure_rows(tables, part_bytes, rx, spare),
+    )?;
+    for (t, n) in cat.tables.iter_mut().zip(counts) {
+        t.count = n;
     }
     for b in objects.iter().chain(&payloads) {
         part_count += ndarc_format::pack::chunk_count(b.size, cap(b, part_bytes));
@@ -214,7 +214,7 @@ fn pack_in(
         &payloads,
         part_count,
     );
-    let mut content = ContentHasher::new(&content_header_digest(&m));
+    let content = ContentHasher::new(&content_header_digest(&m));
     let mut archive = ArchiveHasher::new();
     let mut line = ndarc_json::to_canonical_vec(&Value::Object(m));
     archive.add_line(&line);
@@ -222,42 +222,15 @@ fn pack_in(
     out.write_all(&line).map_err(out_err)?;
     let mut bytes = line.len() as u64;
     drop(line);
-    let mut part = PartWriter::new(part_bytes);
-    let mut digests: Vec<[u8; 32]> = Vec::with_capacity(1024);
-    for t in &cat.tables {
-        let mut packer = RowPacker::new(part_bytes);
-        let mut st = conn.prepare(&t.select).map_err(sql_error)?;
-        let mut rows = st.query([]).map_err(sql_error)?;
-        let mut index = 0u64;
-        while let Some(r) = rows.next().map_err(sql_error)? {
-            let e = encode_row(t, r, index, &mut item, false)?;
-            let mut ignored = 0;
-            if admit(t, &mut packer, e.len, index, r, &mut ignored, part_bytes)? {
-                content.add_row_digests(&digests);
-                digests.clear();
-                bytes += part.finish(&mut archive, out).map_err(out_err)?;
-                part.begin();
-            }
-            part.push_item(&item);
-            let rowid_text = t.rowid_alias.map(|_| &item[e.rowid.clone()]);
-            let mut h = Sha256::new();
-            for piece in row_content_pieces(&item[e.row], rowid_text, &t.name_json) {
-                h.update(piece);
-            }
-            digests.push(h.finalize().into());
-            index += 1;
-        }
-        if index != t.count {
-            return Err(PackError::Unreadable {
-                code: "database_unreadable",
-                message: format!(
-                    "table {} changed between the two reads of one transaction",
-                    t.name
-                ),
-            });
-        }
-    }
-    content.add_row_digests(&digests);
+    let part = PartWriter::new(part_bytes);
+    let (mut part, mut archive, content) = write_rows(
+        conn,
+        &cat.tables,
+        part_bytes,
+        (part, archive, content),
+        out,
+        &mut bytes,
+    )?;
     bytes += part.finish(&mut archive, out).map_err(out_err)?;
     let mut chunk = Vec::new();
     for b in objects.iter().chain(&payloads) {
@@ -291,4 +264,283 @@ fn pack_in(
         objects: objects.len(),
         payloads: payloads.len(),
     })
+}
+
+/// The part writer and the two hashes, handed from thread to thread.
+type Sealing = (PartWriter, ArchiveHasher, ContentHasher);
+
+/// A message to the encoding thread: rows of table `.0`, or the end of
+/// table `.0`.
+enum ToEncoder {
+    Rows(usize, Batch),
+    End(usize),
+}
+
+/// The writing side's lines: finished lines from the encoder, buffers
+/// handed back to it, and how many of those it has not taken yet.
+type ReturnLines<'a> = (&'a Receiver<Vec<u8>>, &'a Sender<Vec<u8>>, &'a AtomicUsize);
+/// The encoder's side of [`ReturnLines`].
+type SendLines<'a> = (&'a Sender<Vec<u8>>, &'a Receiver<Vec<u8>>, &'a AtomicUsize);
+
+/// Batches in flight between the reading and the encoding thread (each at
+/// most about [`batch::BATCH_BYTES`]).
+const IN_FLIGHT: usize = 4;
+
+/// Part-line buffers kept for reuse (each up to `partBytes`). Lines the
+/// writing thread has not written yet are bounded by the batches in
+/// flight: at most the parts they complete.
+const MAX_SPARE_LINES: usize = 2;
+
+/// Pass 2's rows: row items, parts and hashes (row digests for
+/// `contentHash`, lines for `archiveHash`) made on the second thread of
+/// [`pipeline`]. Returns the part writer with the last part still open.
+fn write_rows(
+    conn: &Connection,
+    tables: &[catalogue::Table],
+    part_bytes: usize,
+    sealing: Sealing,
+    out: &mut dyn Write,
+    bytes: &mut u64,
+) -> Result<Sealing, PackError> {
+    pipeline(conn, tables, out, bytes, |rx, lines, spare| {
+        encode_rows(tables, part_bytes, sealing, rx, lines, spare)
+    })
+}
+
+/// Reads every table's rows on this thread (the connection stays here)
+/// and hands them in batches to `work` on a second thread, which may send
+/// back finished part lines; this thread writes them to `out`, in order.
+/// The two threads overlap SQLite's reads and the writes with the encoding
+/// and hashing; the bytes are those one thread would write. When both
+/// fail, `work`'s error wins: it is about an earlier row than this
+/// thread's read, which runs ahead.
+fn pipeline<T, F>(
+    conn: &Connection,
+    tables: &[catalogue::Table],
+    out: &mut dyn Write,
+    bytes: &mut u64,
+    work: F,
+) -> Result<T, PackError>
+where
+    T: Send,
+    F: FnOnce(&Receiver<ToEncoder>, SendLines<'_>, &Sender<Batch>) -> Result<T, PackError> + Send,
+{
+    let (tx, rx) = sync_channel::<ToEncoder>(IN_FLIGHT);
+    // Unbounded, so that neither thread can block the other: lines wait
+    // only while this thread reads or waits to hand on a batch, and the
+    // batches in flight are bounded.
+    let (line_tx, line_rx) = channel::<Vec<u8>>();
+    let (spare_tx, spare_rx) = channel::<Batch>();
+    let (used_tx, used_rx) = channel::<Vec<u8>>();
+    // How many buffers wait in `used`.
+    let spare_lines = AtomicUsize::new(0);
+    let spare_lines = &spare_lines;
+    std::thread::scope(|s| {
+        let worker = std::thread::Builder::new()
+            .name("ndarc-pack-encode".to_string())
+            .spawn_scoped(s, move || {
+                work(&rx, (&line_tx, &used_rx, spare_lines), &spare_tx)
+            })
+            .map_err(|e| {
+                PackError::Output(std::io::Error::other(format!("cannot start a thread: {e}")))
+            })?;
+        let lines = (&line_rx, &used_tx, spare_lines);
+        let mut read = read_rows(conn, tables, tx, lines, &spare_rx, out, bytes);
+        // The worker ends when the rows do (or on its error); the lines
+        // it finished meanwhile are written first.
+        if read.is_ok() {
+            for line in line_rx.iter() {
+                if let Err(e) = out.write_all(&line) {
+                    read = Err(out_err(e));
+                    break;
+                }
+                *bytes += line.len() as u64;
+            }
+        }
+        drop(line_rx);
+        let done = worker
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        read.map(|()| done)
+    })
+}
+
+/// Pass 1 on the second thread of [`pipeline`]: every row-level refusal,
+/// each table's row count, and the number of row parts.
+fn measure_rows(
+    tables: &[catalogue::Table],
+    part_bytes: usize,
+    rx: &Receiver<ToEncoder>,
+    spare: &Sender<Batch>,
+) -> Result<(Vec<u64>, u64), PackError> {
+    let mut item = Vec::with_capacity(4096);
+    let mut counts = vec![0u64; tables.len()];
+    let mut part_count = 0u64;
+    let mut packer = RowPacker::new(part_bytes);
+    let mut index = 0u64;
+    let mut last_key: Option<Vec<u8>> = None;
+    for msg in rx.iter() {
+        match msg {
+            ToEncoder::Rows(ti, batch) => {
+                let t = &tables[ti];
+                for r in 0..batch.rows() {
+                    let row = batch.row(r);
+                    let e = encode_row(t, &row, index, &mut item, true)?;
+                    admit(
+                        t,
+                        &mut packer,
+                        e.len,
+                        index,
+                        &row,
+                        &mut part_count,
+                        part_bytes,
+                    )?;
+                    duplicate_key(t, &row, index, &mut last_key)?;
+                    index += 1;
+                }
+                let _ = spare.send(batch);
+            }
+            ToEncoder::End(ti) => {
+                counts[ti] = index;
+                packer = RowPacker::new(part_bytes);
+                index = 0;
+                last_key = None;
+            }
+        }
+    }
+    Ok((counts, part_count))
+}
+
+/// Writes the part lines the encoder has finished, handing their buffers
+/// back.
+fn write_lines(
+    (lines, used, spare_lines): ReturnLines<'_>,
+    out: &mut dyn Write,
+    bytes: &mut u64,
+) -> Result<(), PackError> {
+    while let Ok(line) = lines.try_recv() {
+        out.write_all(&line).map_err(out_err)?;
+        *bytes += line.len() as u64;
+        // Keep a few buffers for the encoder's next lines; free the rest,
+        // which would otherwise each keep the largest part they ever held.
+        if spare_lines.load(Ordering::Relaxed) < MAX_SPARE_LINES {
+            spare_lines.fetch_add(1, Ordering::Relaxed);
+            let _ = used.send(line);
+        }
+    }
+    Ok(())
+}
+
+/// The reading side of [`write_rows`]. Stops early, with `Ok`, when the
+/// encoder has stopped (its error is the one reported).
+fn read_rows(
+    conn: &Connection,
+    tables: &[catalogue::Table],
+    tx: SyncSender<ToEncoder>,
+    lines: ReturnLines<'_>,
+    spare: &Receiver<Batch>,
+    out: &mut dyn Write,
+    bytes: &mut u64,
+) -> Result<(), PackError> {
+    let fresh = |width: usize| {
+        let mut b = spare.try_recv().unwrap_or_default();
+        b.reset(width);
+        b
+    };
+    for (ti, t) in tables.iter().enumerate() {
+        let width = t.cells.len() + 1;
+        let mut st = conn.prepare(&t.select).map_err(sql_error)?;
+        let mut rows = st.query([]).map_err(sql_error)?;
+        let mut batch = fresh(width);
+        while let Some(r) = rows.next().map_err(sql_error)? {
+            batch.push(r)?;
+            if batch.full() {
+                if tx.send(ToEncoder::Rows(ti, batch)).is_err() {
+                    return Ok(());
+                }
+                write_lines(lines, out, bytes)?;
+                batch = fresh(width);
+            }
+        }
+        if batch.rows() > 0 && tx.send(ToEncoder::Rows(ti, batch)).is_err() {
+            return Ok(());
+        }
+        if tx.send(ToEncoder::End(ti)).is_err() {
+            return Ok(());
+        }
+        write_lines(lines, out, bytes)?;
+    }
+    Ok(())
+}
+
+/// The encoding side of [`write_rows`]: row items, parts and hashes, as
+/// one thread would make them.
+fn encode_rows(
+    tables: &[catalogue::Table],
+    part_bytes: usize,
+    (mut part, mut archive, mut content): Sealing,
+    rx: &Receiver<ToEncoder>,
+    (lines, used, spare_lines): SendLines<'_>,
+    spare: &Sender<Batch>,
+) -> Result<Sealing, PackError> {
+    let mut item = Vec::with_capacity(4096);
+    let mut digests: Vec<[u8; 32]> = Vec::with_capacity(1024);
+    let mut packer = RowPacker::new(part_bytes);
+    let mut index = 0u64;
+    for msg in rx.iter() {
+        match msg {
+            ToEncoder::Rows(ti, batch) => {
+                let t = &tables[ti];
+                for r in 0..batch.rows() {
+                    let row = batch.row(r);
+                    let e = encode_row(t, &row, index, &mut item, false)?;
+                    let mut ignored = 0;
+                    if admit(t, &mut packer, e.len, index, &row, &mut ignored, part_bytes)? {
+                        content.add_row_digests(&digests);
+                        digests.clear();
+                        let mut line = match used.try_recv() {
+                            Ok(l) => {
+                                spare_lines.fetch_sub(1, Ordering::Relaxed);
+                                l
+                            }
+                            Err(_) => Vec::new(),
+                        };
+                        line.clear();
+                        part.finish(&mut archive, &mut line).map_err(out_err)?;
+                        if !line.is_empty() && lines.send(line).is_err() {
+                            // The writing thread stopped on its own error,
+                            // which is the one reported.
+                            return Ok((part, archive, content));
+                        }
+                        part.begin();
+                    }
+                    part.push_item(&item);
+                    let rowid_text = t.rowid_alias.map(|_| &item[e.rowid.clone()]);
+                    let mut h = Sha256::new();
+                    for piece in row_content_pieces(&item[e.row], rowid_text, &t.name_json) {
+                        h.update(piece);
+                    }
+                    digests.push(h.finalize().into());
+                    index += 1;
+                }
+                let _ = spare.send(batch);
+            }
+            ToEncoder::End(ti) => {
+                let t = &tables[ti];
+                if index != t.count {
+                    return Err(PackError::Unreadable {
+                        code: "database_unreadable",
+                        message: format!(
+                            "table {} changed between the two reads of one transaction",
+                            t.name
+                        ),
+                    });
+                }
+                packer = RowPacker::new(part_bytes);
+                index = 0;
+            }
+        }
+    }
+    content.add_row_digests(&digests);
+    Ok((part, archive, content))
 }

@@ -8,7 +8,7 @@ use ndarc_format::pack::RowPacker;
 use rusqlite::types::ValueRef;
 
 use super::catalogue::Table;
-use super::rows::place;
+use super::rows::{place, RowCells};
 
 /// Why a database cannot be archived: the producer's refusal, with its
 /// stable code and where it is.
@@ -139,12 +139,12 @@ pub(super) fn out_err(e: io::Error) -> PackError {
 
 /// The packing rule for one row item; `row_part_too_large` when it fits no
 /// part. Returns whether the item starts a new part.
-pub(super) fn admit(
+pub(super) fn admit<R: RowCells + ?Sized>(
     t: &Table,
     packer: &mut RowPacker,
     len: usize,
     index: u64,
-    r: &rusqlite::Row<'_>,
+    r: &R,
     parts: &mut u64,
     part_bytes: usize,
 ) -> Result<bool, PackError> {
@@ -154,7 +154,7 @@ pub(super) fn admit(
             Ok(start)
         }
         Err(_) => {
-            let rowid = match r.get_ref(0) {
+            let rowid = match r.cell(0) {
                 Ok(ValueRef::Integer(i)) => Some(i),
                 _ => None,
             };
@@ -177,9 +177,9 @@ pub(super) fn admit(
 
 /// A repeated primary key (possible only with NULLs in a rowid table's
 /// non-integer primary key) would be an invalid archive.
-pub(super) fn duplicate_key(
+pub(super) fn duplicate_key<R: RowCells + ?Sized>(
     t: &Table,
-    r: &rusqlite::Row<'_>,
+    r: &R,
     index: u64,
     last: &mut Option<Vec<u8>>,
 ) -> Result<(), PackError> {
@@ -188,7 +188,7 @@ pub(super) fn duplicate_key(
     }
     let mut key = Vec::new();
     for &k in &t.key_cells {
-        match r.get_ref(k + 1).map_err(sql_error)? {
+        match r.cell(k + 1)? {
             ValueRef::Null => key.push(0),
             ValueRef::Integer(i) => {
                 key.push(1);
@@ -211,7 +211,7 @@ pub(super) fn duplicate_key(
         }
     }
     if last.as_deref() == Some(&key[..]) {
-        let rowid = match r.get_ref(0) {
+        let rowid = match r.cell(0) {
             Ok(ValueRef::Integer(i)) => Some(i),
             _ => None,
         };

@@ -9,6 +9,20 @@ use rusqlite::types::ValueRef;
 use super::catalogue::Table;
 use super::refuse::{refuse, sql_error, PackError};
 
+/// A row as the table's SELECT reads it: column 0 the rowid (or NULL),
+/// column `k + 1` cell `k`. Either SQLite's row or a copy of it passed to
+/// another thread ([`super::batch`]).
+pub(super) trait RowCells {
+    /// Column `i` of the SELECT.
+    fn cell(&self, i: usize) -> Result<ValueRef<'_>, PackError>;
+}
+
+impl RowCells for rusqlite::Row<'_> {
+    fn cell(&self, i: usize) -> Result<ValueRef<'_>, PackError> {
+        self.get_ref(i).map_err(sql_error)
+    }
+}
+
 /// Where a row is, for messages.
 pub(super) fn place(rowid: Option<i64>, index: u64) -> String {
     match rowid {
@@ -86,19 +100,19 @@ pub(super) struct Encoded {
 /// `encodedRow`, `validateRow` and `nextItems` do. With `measure`, text and
 /// blob cells are only measured, not written (the first pass needs the
 /// item's length alone), so `buf` is not the item.
-pub(super) fn encode_row(
+pub(super) fn encode_row<R: RowCells + ?Sized>(
     t: &Table,
-    row: &rusqlite::Row<'_>,
+    row: &R,
     index: u64,
     buf: &mut Vec<u8>,
     measure: bool,
 ) -> Result<Encoded, PackError> {
     let mut unwritten = 0usize;
-    let rowid = match row.get_ref(0).map_err(sql_error)? {
+    let rowid = match row.cell(0)? {
         ValueRef::Integer(i) => Some(i),
         _ => None,
     };
-    let cell = |k: usize| row.get_ref(k + 1).map_err(sql_error);
+    let cell = |k: usize| row.cell(k + 1);
     // encodedRow: INTEGER cells first, in table order.
     for (k, &ci) in t.cells.iter().enumerate() {
         let c = &t.columns[ci];
