@@ -47,23 +47,34 @@ pub use value::{cmp_utf16, safe_integer, Object, OwnedValue, Value, MAX_SAFE_INT
 /// Appends the canonical form of the JSON text `input` to `out`. Returns
 /// `true` when the input was canonical already (and was copied as is).
 pub fn canonicalize(input: &[u8], out: &mut Vec<u8>) -> Result<bool, Error> {
+    Ok(match canonical_form(input)? {
+        None => {
+            out.extend_from_slice(input);
+            true
+        }
+        Some(canon) => {
+            out.extend_from_slice(&canon);
+            false
+        }
+    })
+}
+
+/// The canonical form of the JSON text `input`, or `None` when `input` is
+/// canonical already (it is its own canonical form, and is not copied).
+pub fn canonical_form(input: &[u8]) -> Result<Option<Vec<u8>>, Error> {
     // Most input is canonical already (archives are written canonical): the
     // check pass builds nothing, and only a text it finds non-canonical is
     // parsed into a value and written again.
     match parse::quick_check(input, ParseOptions::default()) {
-        Some(Ok(())) => {
-            out.extend_from_slice(input);
-            return Ok(true);
-        }
+        Some(Ok(())) => return Ok(None),
         Some(Err(e)) => return Err(e),
         None => {}
     }
     let parsed = parse_with(input, ParseOptions::default())?;
     if parsed.non_canonical_at.is_none() {
-        out.extend_from_slice(input);
-        Ok(true)
-    } else {
-        write_canonical(&parsed.value, out);
-        Ok(false)
+        return Ok(None);
     }
+    let mut out = Vec::with_capacity(input.len());
+    write_canonical(&parsed.value, &mut out);
+    Ok(Some(out))
 }

@@ -150,3 +150,29 @@ pub(crate) fn token(b: &[u8], start: usize) -> Result<Token, (usize, &'static st
         exponent,
     })
 }
+
+/// Whether a decimal `int.frac` (no exponent) is written as ECMAScript
+/// writes its value, decided without converting it: with at most 15
+/// significant digits it is, exactly when the fraction does not end in 0
+/// and the value is at least 10^-6 (below that ECMAScript uses an
+/// exponent). Why: two different decimals of at most 15 significant digits
+/// never round to the same double (DBL_DIG is 15; the value here is far
+/// from the subnormal range), so no shorter or equally short other
+/// spelling reaches the same value, and ECMAScript writes the shortest.
+/// Longer decimals are left to the full conversion.
+#[inline]
+pub(crate) fn short_fixed(int: &[u8], frac: &[u8]) -> bool {
+    if frac.last() == Some(&b'0') {
+        return false;
+    }
+    let significant = if int == b"0" {
+        let zeros = frac.iter().take_while(|&&d| d == b'0').count();
+        if zeros > 5 {
+            return false;
+        }
+        frac.len() - zeros
+    } else {
+        int.len() + frac.len()
+    };
+    significant <= 15
+}

@@ -257,7 +257,9 @@ impl<'a> Scanner<'a> {
             // Exact, and written so by ECMAScript, except -0 (written 0).
             (Some(0), _, _) if t.negative => return None,
             (Some(n), _, _) => Num::Int(n),
-            (None, Some((fs, fe)), false) if short_fixed(&b[t.int.0..t.int.1], &b[fs..fe]) => {
+            (None, Some((fs, fe)), false)
+                if crate::number::short_fixed(&b[t.int.0..t.int.1], &b[fs..fe]) =>
+            {
                 Num::Decimal
             }
             _ => {
@@ -330,6 +332,83 @@ impl<'a> Scanner<'a> {
     }
 }
 
+/// Whether `bytes` is one canonical JSON text nesting at most `max_depth`
+/// arrays and objects deep, decided by the scanner alone. Accept-only, as
+/// the scanner is: `false` means "let the parser decide". Members must come
+/// in strictly ascending UTF-16 order, which also makes them unique.
+pub(crate) fn is_canonical(bytes: &[u8], max_depth: usize) -> bool {
+    let Some(mut s) = Scanner::new(bytes) else {
+        return false;
+    };
+    s.canonical_value(max_depth).is_some() && s.is_at_end()
+}
+
+impl<'a> Scanner<'a> {
+    /// Consumes one canonical value with at most `depth_left` levels of
+    /// arrays and objects (the parser's depth rule).
+    fn canonical_value(&mut self, depth_left: usize) -> Option<()> {
+        match self.peek()? {
+            b'{' => {
+                let inner = depth_left.checked_sub(1)?;
+                self.pos += 1;
+                if self.eat(b'}').is_some() {
+                    return Some(());
+                }
+                let mut prev: Option<RawStr<'a>> = None;
+                loop {
+                    let name = self.string()?;
+                    if let Some(p) = prev {
+                        if !ascending(p, name) {
+                            return None;
+                        }
+                    }
+                    self.eat(b':')?;
+                    self.canonical_value(inner)?;
+                    prev = Some(name);
+                    match self.peek()? {
+                        b',' => self.pos += 1,
+                        b'}' => {
+                            self.pos += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' => {
+                let inner = depth_left.checked_sub(1)?;
+                self.pos += 1;
+                if self.eat(b']').is_some() {
+                    return Some(());
+                }
+                loop {
+                    self.canonical_value(inner)?;
+                    match self.peek()? {
+                        b',' => self.pos += 1,
+                        b']' => {
+                            self.pos += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            _ => self.scalar().map(|_| ()),
+        }
+    }
+}
+
+/// Whether member name `a` sorts strictly before `b` (UTF-16 code units of
+/// their values, RFC 8785 §3.2.3).
+fn ascending(a: RawStr<'_>, b: RawStr<'_>) -> bool {
+    let order = if a.has_escapes() || b.has_escapes() {
+        crate::cmp_utf16(&a.decode(), &b.decode())
+    } else {
+        crate::cmp_utf16(a.raw(), b.raw())
+    };
+    order == std::cmp::Ordering::Less
+}
+
 /// `hay.starts_with(needle)`, eight bytes at a time: the needles are member
 /// names of a few bytes, for which a call to `memcmp` costs more than the
 /// comparison.
@@ -365,32 +444,6 @@ fn starts_with(hay: &[u8], needle: &[u8]) -> bool {
     } else {
         hay.iter().zip(needle).all(|(a, b)| a == b)
     }
-}
-
-/// Whether a decimal `int.frac` (no exponent) is written as ECMAScript
-/// writes its value, decided without converting it: with at most 15
-/// significant digits it is, exactly when the fraction does not end in 0
-/// and the value is at least 10^-6 (below that ECMAScript uses an
-/// exponent). Why: two different decimals of at most 15 significant digits
-/// never round to the same double (DBL_DIG is 15; the value here is far
-/// from the subnormal range), so no shorter or equally short other
-/// spelling reaches the same value, and ECMAScript writes the shortest.
-/// Longer decimals are left to the full conversion.
-#[inline]
-fn short_fixed(int: &[u8], frac: &[u8]) -> bool {
-    if frac.last() == Some(&b'0') {
-        return false;
-    }
-    let significant = if int == b"0" {
-        let zeros = frac.iter().take_while(|&&d| d == b'0').count();
-        if zeros > 5 {
-            return false;
-        }
-        frac.len() - zeros
-    } else {
-        int.len() + frac.len()
-    };
-    significant <= 15
 }
 
 /// The offset after the canonical escape at `at` (a backslash), or `None`.
@@ -642,6 +695,38 @@ mod tests {
             if let Some(n) = fast {
                 assert_eq!(n.text(), t);
                 assert_eq!(n.value(), t.parse::<f64>().unwrap(), "{t}");
+            }
+        }
+    }
+
+    #[test]
+    fn whole_texts_are_accepted_only_when_canonical() {
+        for (text, depth, want) in [
+            (r#"{"a":[1,{"b":null}],"c":"x"}"#, 3, true),
+            (r#"{"a":[1,{"b":null}],"c":"x"}"#, 2, false),
+            (r#"[]"#, 1, true),
+            (r#"[]"#, 0, false),
+            (r#"7"#, 0, true),
+            (r#"{"b":1,"a":2}"#, 1, false),
+            (r#"{"a":1,"a":2}"#, 1, false),
+            (r#"{"a":1, "b":2}"#, 1, false),
+            (r#"[1,]"#, 1, false),
+            (r#"{"a":1}x"#, 1, false),
+            (r#"{"\u0001":1,"a":2}"#, 1, true),
+            ("{\"\u{fb33}\":1,\"\u{1f600}\":2}", 1, false),
+            ("{\"\u{1f600}\":1,\"\u{fb33}\":2}", 1, true),
+        ] {
+            assert_eq!(
+                is_canonical(text.as_bytes(), depth),
+                want,
+                "{text} at {depth}"
+            );
+            if want {
+                let options = crate::ParseOptions { max_depth: depth };
+                assert_eq!(
+                    crate::check_canonical_with(text.as_bytes(), options),
+                    Ok(None)
+                );
             }
         }
     }

@@ -5,7 +5,8 @@
 //! each written back canonical on its own line, so an archive stays an
 //! archive. Lines are streamed with bounded memory, read once through the
 //! line source of `ndarc-verify` ([`LineSource::reader`]), so canon frames
-//! lines exactly as `verify` does. Framing is not repaired: an empty line, a
+//! lines exactly as `verify` does. They are judged in batches of about
+//! 8 MiB on every core, and written or reported in input order. Framing is not repaired: an empty line, a
 //! CR anywhere in a line or a line longer than the limit is an error,
 //! reported with the line source's code and message. A last line without LF
 //! is given one (`--check` reports it).
@@ -13,7 +14,7 @@
 use std::io::Read;
 use std::path::PathBuf;
 
-use ndarc_json::{canonicalize, check_canonical};
+use ndarc_json::{canonical_form, canonicalize, check_canonical};
 use ndarc_verify::lines::LineSource;
 use ndarc_verify::{Code, Finding};
 
@@ -293,8 +294,45 @@ fn unterminated(framing: &[Finding]) -> bool {
     framing.iter().any(|f| f.code == Code::MissingFinalNewline)
 }
 
+/// Lines checked or rewritten together on the thread pool: enough that
+/// every core has work, few enough that memory stays bounded (a batch and
+/// its rewritten lines).
+const BATCH_BYTES: usize = 8 << 20;
+/// At most this many lines in a batch (short lines).
+const BATCH_LINES: usize = 8192;
+
+/// What checking or rewriting one line found.
+enum Outcome {
+    /// Canonical already: written as it is.
+    Canonical,
+    /// Rewritten (without its LF).
+    Rewritten(Vec<u8>),
+    /// Not canonical from this offset (`--check`).
+    NotCanonical(usize),
+    /// Not JSON, or JSON the profile refuses.
+    Invalid(ndarc_json::Error),
+}
+
+/// Checks (`rewrite` false) or rewrites one line, in one pass when it is
+/// canonical already.
+fn judge(bytes: &[u8], rewrite: bool) -> Outcome {
+    if rewrite {
+        return match canonical_form(bytes) {
+            Ok(None) => Outcome::Canonical,
+            Ok(Some(canon)) => Outcome::Rewritten(canon),
+            Err(e) => Outcome::Invalid(e),
+        };
+    }
+    match check_canonical(bytes) {
+        Ok(None) => Outcome::Canonical,
+        Ok(Some(k)) => Outcome::NotCanonical(k),
+        Err(e) => Outcome::Invalid(e),
+    }
+}
+
 /// [`ndjson`] over any reader named `name`. Lines are read once (no copy of
-/// the input is kept); reading stops at the first problem.
+/// the input is kept), judged in batches on the thread pool, and written
+/// or reported in input order; reading stops at the first problem.
 fn ndjson_from(
     name: &str,
     input: &mut (dyn Read + Send),
@@ -303,74 +341,114 @@ fn ndjson_from(
     limits: Limits,
     ctx: &Context,
 ) -> CmdResult {
+    use rayon::prelude::*;
+    let rewrite = out.is_some();
     let mut source = LineSource::reader(input);
-    let mut canon = Vec::new();
+    let mut batch = Vec::new();
     loop {
-        // Empty lines count: the manifest limit is line 1's.
-        let limit = limits.for_line(source.lines() + 1);
-        let line = match source.next_line(limit, false) {
-            Ok(Some(line)) => line,
-            Ok(None) => break,
-            Err(e) => return Err(Failure::io(format_args!("cannot read {name}"), &e)),
-        };
-        // Findings of empty lines before this one come first (file order).
-        if framing_error(name, &line.framing, ctx) {
-            return Ok(Status::Findings);
-        }
-        if line.too_long.is_some() {
-            let number = line.number;
-            let at = Location {
-                file: name,
-                line: number,
-                offset: line.offset + limit as u64,
-            };
-            let flag = if number == 1 {
-                "--max-manifest-bytes"
-            } else {
-                "--max-line-bytes"
-            };
-            let msg =
-                format!("line {number} is longer than {limit} bytes; raise {flag} to accept it");
-            diagnostic(ctx.colour, at, Code::LineTooLong.as_str(), &msg);
-            return Ok(Status::Findings);
-        }
-        let terminated = !unterminated(&line.framing);
-        let at = |k: usize| Location {
-            file: name,
-            line: line.number,
-            offset: line.offset + k as u64,
-        };
-        match out.as_deref_mut() {
-            None => match check_canonical(&line.bytes) {
-                Ok(None) if terminated => {}
+        // Read a batch. A line with a framing problem or over its limit
+        // ends the batch: it is reported after the lines before it.
+        batch.clear();
+        let mut bytes = 0;
+        let mut at_end = false;
+        while bytes < BATCH_BYTES && batch.len() < BATCH_LINES {
+            // Empty lines count: the manifest limit is line 1's.
+            let limit = limits.for_line(source.lines() + 1);
+            let line = match source.next_line(limit, false) {
+                Ok(Some(line)) => line,
                 Ok(None) => {
+                    at_end = true;
+                    break;
+                }
+                Err(e) => return Err(Failure::io(format_args!("cannot read {name}"), &e)),
+            };
+            bytes += line.bytes.len();
+            let stop = line.too_long.is_some()
+                || line
+                    .framing
+                    .iter()
+                    .any(|f| f.code != Code::MissingFinalNewline);
+            batch.push((line, limit));
+            if stop {
+                break;
+            }
+        }
+        let outcomes: Vec<Option<Outcome>> = batch
+            .par_iter()
+            .map(|(line, _)| {
+                let stop = line.too_long.is_some()
+                    || line
+                        .framing
+                        .iter()
+                        .any(|f| f.code != Code::MissingFinalNewline);
+                (!stop).then(|| judge(&line.bytes, rewrite))
+            })
+            .collect();
+        for ((line, limit), outcome) in batch.iter().zip(outcomes) {
+            // Findings of empty lines before this one come first (file order).
+            if framing_error(name, &line.framing, ctx) {
+                return Ok(Status::Findings);
+            }
+            if line.too_long.is_some() {
+                let number = line.number;
+                let at = Location {
+                    file: name,
+                    line: number,
+                    offset: line.offset + *limit as u64,
+                };
+                let flag = if number == 1 {
+                    "--max-manifest-bytes"
+                } else {
+                    "--max-line-bytes"
+                };
+                let msg = format!(
+                    "line {number} is longer than {limit} bytes; raise {flag} to accept it"
+                );
+                diagnostic(ctx.colour, at, Code::LineTooLong.as_str(), &msg);
+                return Ok(Status::Findings);
+            }
+            let terminated = !unterminated(&line.framing);
+            let at = |k: usize| Location {
+                file: name,
+                line: line.number,
+                offset: line.offset + k as u64,
+            };
+            let text: &[u8] = match outcome {
+                None => continue,
+                Some(Outcome::Invalid(e)) => {
+                    diagnostic(ctx.colour, at(e.offset()), e.code(), e.message());
+                    return Ok(Status::Findings);
+                }
+                Some(Outcome::NotCanonical(k)) => {
+                    diagnostic(ctx.colour, at(k), "", "not canonical");
+                    return Ok(Status::Findings);
+                }
+                Some(Outcome::Canonical) if !rewrite && !terminated => {
                     let msg = "not canonical: the last line does not end with LF";
                     diagnostic(ctx.colour, at(line.bytes.len()), "", msg);
                     return Ok(Status::Findings);
                 }
-                Ok(Some(k)) => {
-                    diagnostic(ctx.colour, at(k), "", "not canonical");
-                    return Ok(Status::Findings);
+                Some(Outcome::Canonical) => &line.bytes,
+                Some(Outcome::Rewritten(ref canon)) => canon,
+            };
+            let Some(out) = out.as_deref_mut() else {
+                continue;
+            };
+            match collect.as_deref_mut() {
+                // --reseal: counts and schema in line 1 depend on every
+                // later line, so the archive is resealed whole.
+                Some(lines) => {
+                    lines.extend_from_slice(text);
+                    lines.push(b'\n');
                 }
-                Err(e) => {
-                    diagnostic(ctx.colour, at(e.offset()), e.code(), e.message());
-                    return Ok(Status::Findings);
-                }
-            },
-            Some(out) => {
-                canon.clear();
-                if let Err(e) = canonicalize(&line.bytes, &mut canon) {
-                    diagnostic(ctx.colour, at(e.offset()), e.code(), e.message());
-                    return Ok(Status::Findings);
-                }
-                canon.push(b'\n');
-                match collect.as_deref_mut() {
-                    // --reseal: counts and schema in line 1 depend on every
-                    // later line, so the archive is resealed whole.
-                    Some(lines) => lines.extend_from_slice(&canon),
-                    None => out.put(&canon)?,
+                None => {
+                    out.put(text)?;
+                    out.put(b"\n")?;
                 }
             }
+        }
+        if at_end {
+            break;
         }
     }
     // Empty lines at the end.
