@@ -231,7 +231,7 @@ pub fn mutations() -> &'static [Mutation] {
 }
 
 /// The mutations of `code`.
-pub fn mutations_of(code: Code) -> impl Iterator<Item = &'static Mutation> {
+pub(crate) fn mutations_of(code: Code) -> impl Iterator<Item = &'static Mutation> {
     MUTATIONS.iter().filter(move |m| m.code == code)
 }
 
