@@ -67,6 +67,7 @@ mod chunks;
 mod closing;
 mod edit;
 mod exclusions;
+mod fixture;
 mod framing;
 mod importable;
 mod json;
@@ -233,6 +234,19 @@ pub fn mutations() -> &'static [Mutation] {
 /// The mutations of `code`.
 pub(crate) fn mutations_of(code: Code) -> impl Iterator<Item = &'static Mutation> {
     MUTATIONS.iter().filter(move |m| m.code == code)
+}
+
+pub use fixture::Fixture;
+
+/// The fixtures of `testdata/invalid` that this crate writes, from the
+/// corpus's base archive (`testdata/valid/base.ndjson`): those of SPEC.md
+/// §2, framing (declared in `framing.rs`, next to the mutations of the same
+/// rules). `cargo run -p ndarc-gen --example corpus -- --write DIR` writes
+/// them; `scripts/make-corpus.py` writes the others, and `--check` checks
+/// them all (`testdata/README.md`).
+pub fn corpus_fixtures(base: &[u8]) -> Result<Vec<Fixture>, String> {
+    let base = fixture::Base::new(base)?;
+    framing::fixtures(&base)
 }
 
 /// The mutation called `name`.
