@@ -1422,11 +1422,14 @@ def with_lf_hash():
 # ---------------------------------------------------------------------------
 # Writing
 
-# The invalid fixtures that the Rust mutator writes (SPEC.md §2, framing:
-# `crates/ndarc-gen/src/mutate/framing.rs`, FIXTURES, run by
+# The invalid fixtures that the Rust mutator writes (SPEC.md §2, framing,
+# and §3, the JSON profile and canonical form: `fixtures` and
+# `canonical_fixtures` in `crates/ndarc-gen/src/mutate/framing.rs`,
+# `fixtures` in `json.rs`; run by
 # `cargo run -p ndarc-gen --example corpus -- --write testdata/invalid`).
 # This script does not write them; `--check` builds them too, on its own,
 # and compares.
+RUST_WRITTEN_PREFIXES = ("json_", "not_canonical")
 RUST_WRITTEN = {
     "carriage_return", "carriage_return-closing", "carriage_return-inside", "carriage_return-empty-line",
     "empty_line", "empty_line-first", "empty_line-end",
@@ -1435,6 +1438,10 @@ RUST_WRITTEN = {
     "trailing_data", "trailing_data-garbage", "trailing_data-part",
     "closing_missing", "manifest_missing", "manifest_missing-part-first", "manifest_missing-array",
 }
+
+
+def rust_written(name):
+    return name in RUST_WRITTEN or name.startswith(RUST_WRITTEN_PREFIXES)
 
 
 def write(path, data):
@@ -1504,7 +1511,7 @@ def main():
     # fixtures the Rust mutator writes).
     for d in (VALID, INVALID):
         for f in os.listdir(d):
-            if f == "example.ndjson" or (d == INVALID and stem(f) in RUST_WRITTEN):
+            if f == "example.ndjson" or (d == INVALID and rust_written(stem(f))):
                 continue
             if f.endswith(".ndjson") or (d == INVALID and f.endswith(".json")):
                 os.remove(os.path.join(d, f))
@@ -1518,13 +1525,13 @@ def main():
         write(os.path.join(VALID, name + ".ndjson"), data)
     written = 0
     for c, data, side in invalid_cases():
-        if c["name"] in RUST_WRITTEN:
+        if rust_written(c["name"]):
             continue
         write(os.path.join(INVALID, c["name"] + ".ndjson"), data)
         write(os.path.join(INVALID, c["name"] + ".json"), side)
         written += 1
-    print("wrote %d valid and %d invalid archives (%d more are written by the Rust mutator)"
-          % (len(valid_archives()), written, len(RUST_WRITTEN)), file=sys.stderr)
+    print("wrote %d valid and %d invalid archives (the others are written by the Rust mutator)"
+          % (len(valid_archives()), written), file=sys.stderr)
 
 
 def check_invalid(directory):

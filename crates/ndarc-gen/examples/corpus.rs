@@ -1,5 +1,5 @@
 //! Writes the fixtures of `testdata/invalid` that the Rust mutator owns
-//! (`ndarc_gen::mutate::corpus_fixtures`: SPEC.md §2, framing) from the
+//! (`ndarc_gen::mutate::corpus_fixtures`: SPEC.md §2 and §3) from the
 //! base archive `testdata/valid/base.ndjson`:
 //!
 //! ```text

@@ -5,7 +5,8 @@
 //! Unlike a [`Mutant`](super::Mutant), whose targets are drawn from a seed,
 //! a fixture's edit is fixed, so that the committed file is what a person
 //! reads in its note. A group of rules declares its fixtures next to its
-//! mutations (a `fixtures` function; today `framing.rs`, SPEC.md §2);
+//! mutations (`fixtures` functions in `framing.rs` and `json.rs`: SPEC.md
+//! §2 and §3);
 //! `scripts/make-corpus.py --check` builds them a second time, in Python,
 //! and compares.
 

@@ -240,13 +240,22 @@ pub use fixture::Fixture;
 
 /// The fixtures of `testdata/invalid` that this crate writes, from the
 /// corpus's base archive (`testdata/valid/base.ndjson`): those of SPEC.md
-/// §2, framing (declared in `framing.rs`, next to the mutations of the same
-/// rules). `cargo run -p ndarc-gen --example corpus -- --write DIR` writes
+/// §2, framing, and §3, JSON profile and canonical form (declared in
+/// `framing.rs` and `json.rs`, next to the mutations of the same rules). `cargo run -p ndarc-gen --example corpus -- --write DIR` writes
 /// them; `scripts/make-corpus.py` writes the others, and `--check` checks
 /// them all (`testdata/README.md`).
 pub fn corpus_fixtures(base: &[u8]) -> Result<Vec<Fixture>, String> {
     let base = fixture::Base::new(base)?;
-    framing::fixtures(&base)
+    if base.lines.len() != 9 {
+        return Err(format!(
+            "the base archive has {} lines; the fixtures are written for its 9",
+            base.lines.len()
+        ));
+    }
+    let mut out = framing::fixtures(&base)?;
+    out.extend(framing::canonical_fixtures(&base)?);
+    out.extend(json::fixtures(&base)?);
+    Ok(out)
 }
 
 /// The mutation called `name`.
