@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Builds the conformance corpus of the portability archive.
 
-    python3 scripts/make-corpus.py        # rewrites testdata/valid/* and testdata/invalid/*
+    python3 scripts/make-corpus.py                  # rewrites testdata/valid/* and testdata/invalid/*
+                                                    # (but the fixtures of RUST_WRITTEN)
+    python3 scripts/make-corpus.py --check DIR      # builds every invalid fixture and compares
+                                                    # it with DIR; writes nothing
 
 Python 3.8+, standard library only, deterministic (no clock, no randomness):
 running it twice gives the same bytes. It writes
@@ -507,6 +510,11 @@ def base_spec():
 def valid_archives():
     """name -> spec of the valid corpus."""
     v = {}
+
+    # The archive every invalid case breaks: the Rust corpus writer
+    # (`cargo run -p ndarc-gen --example corpus`) reads it to write the
+    # fixtures it owns (RUST_WRITTEN).
+    v["base"] = base_spec()
 
     v["minimal"] = {"product": "empty", "tables": [], "requiredConfiguration": []}
 
@@ -1414,6 +1422,27 @@ def with_lf_hash():
 # ---------------------------------------------------------------------------
 # Writing
 
+# The invalid fixtures that the Rust mutator writes (SPEC.md §2, framing,
+# and §3, the JSON profile and canonical form: `fixtures` and
+# `canonical_fixtures` in `crates/ndarc-gen/src/mutate/framing.rs`,
+# `fixtures` in `json.rs`; run by
+# `cargo run -p ndarc-gen --example corpus -- --write testdata/invalid`).
+# This script does not write them; `--check` builds them too, on its own,
+# and compares.
+RUST_WRITTEN_PREFIXES = ("json_", "not_canonical")
+RUST_WRITTEN = {
+    "carriage_return", "carriage_return-closing", "carriage_return-inside", "carriage_return-empty-line",
+    "empty_line", "empty_line-first", "empty_line-end",
+    "missing_final_newline", "missing_final_newline-truncated",
+    "line_too_long", "line_too_long-by-one", "line_too_long-manifest",
+    "trailing_data", "trailing_data-garbage", "trailing_data-part",
+    "closing_missing", "manifest_missing", "manifest_missing-part-first", "manifest_missing-array",
+}
+
+
+def rust_written(name):
+    return name in RUST_WRITTEN or name.startswith(RUST_WRITTEN_PREFIXES)
+
 
 def write(path, data):
     with open(path, "wb") as f:
@@ -1461,15 +1490,28 @@ def _cross_check():
         assert Archive(ex).render() == f.read(), "sealing disagrees with testdata/valid/example.ndjson"
 
 
+def stem(f):
+    return f.rsplit(".", 1)[0]
+
+
 def main():
     _self_test()
     _cross_check()
+    check = None
+    if len(sys.argv) == 3 and sys.argv[1] == "--check":
+        check = sys.argv[2]
+    elif len(sys.argv) != 1:
+        print("usage: make-corpus.py [--check DIR]", file=sys.stderr)
+        sys.exit(2)
+    if check is not None:
+        sys.exit(check_invalid(check))
     os.makedirs(VALID, exist_ok=True)
     os.makedirs(INVALID, exist_ok=True)
-    # Remove what an earlier run wrote (never example.ndjson).
+    # Remove what an earlier run wrote (never example.ndjson, nor the
+    # fixtures the Rust mutator writes).
     for d in (VALID, INVALID):
         for f in os.listdir(d):
-            if f == "example.ndjson":
+            if f == "example.ndjson" or (d == INVALID and rust_written(stem(f))):
                 continue
             if f.endswith(".ndjson") or (d == INVALID and f.endswith(".json")):
                 os.remove(os.path.join(d, f))
@@ -1481,6 +1523,46 @@ def main():
         else:
             data = a.render()
         write(os.path.join(VALID, name + ".ndjson"), data)
+    written = 0
+    for c, data, side in invalid_cases():
+        if rust_written(c["name"]):
+            continue
+        write(os.path.join(INVALID, c["name"] + ".ndjson"), data)
+        write(os.path.join(INVALID, c["name"] + ".json"), side)
+        written += 1
+    print("wrote %d valid and %d invalid archives (the others are written by the Rust mutator)"
+          % (len(valid_archives()), written), file=sys.stderr)
+
+
+def check_invalid(directory):
+    """Builds every invalid fixture here, independently of the Rust
+    mutator, and compares it with DIR byte for byte (archive and sidecar);
+    writes nothing. Returns the exit status."""
+    want = {}
+    for c, data, side in invalid_cases():
+        want[c["name"] + ".ndjson"] = data
+        want[c["name"] + ".json"] = side
+    got = set(f for f in os.listdir(directory) if f.endswith((".ndjson", ".json")))
+    problems = []
+    for f in sorted(set(want) | got):
+        if f not in got:
+            problems.append("%s: missing" % f)
+        elif f not in want:
+            problems.append("%s: not a fixture this script defines" % f)
+        else:
+            with open(os.path.join(directory, f), "rb") as fh:
+                if fh.read() != want[f]:
+                    problems.append("%s: differs from what this script builds" % f)
+    for p in problems:
+        print(p, file=sys.stderr)
+    print("checked %d invalid fixtures in %s: %d problems"
+          % (len(want) // 2, directory, len(problems)), file=sys.stderr)
+    return 1 if problems else 0
+
+
+def invalid_cases():
+    """(case, archive bytes, sidecar bytes) of every invalid case."""
+    CASES.clear()
     define_cases()
     names = set()
     for c in CASES:
@@ -1516,9 +1598,7 @@ def main():
             side["options"] = opts
         if c["note"]:
             side["note"] = c["note"]
-        write(os.path.join(INVALID, c["name"] + ".ndjson"), data)
-        write(os.path.join(INVALID, c["name"] + ".json"), (json.dumps(side, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode())
-    print("wrote %d valid and %d invalid archives" % (len(valid_archives()), len(CASES)), file=sys.stderr)
+        yield c, data, (json.dumps(side, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
 if __name__ == "__main__":

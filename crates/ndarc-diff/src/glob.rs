@@ -18,11 +18,6 @@ impl Glob {
         }
     }
 
-    /// The pattern as written.
-    pub fn as_str(&self) -> &str {
-        &self.pattern
-    }
-
     /// Whether `text` matches the whole pattern.
     pub fn matches(&self, text: &str) -> bool {
         let t: Vec<char> = text.chars().collect();
@@ -61,7 +56,7 @@ impl Glob {
 
 /// A `TABLE.COLUMN` pattern for `--ignore-column`, each half a [`Glob`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ColumnGlob {
+pub(crate) struct ColumnGlob {
     pattern: String,
     splits: Vec<(Glob, Glob)>,
 }
@@ -81,11 +76,6 @@ impl ColumnGlob {
             pattern: pattern.to_string(),
             splits,
         })
-    }
-
-    /// The pattern as written.
-    pub fn as_str(&self) -> &str {
-        &self.pattern
     }
 
     /// Whether column `column` of table `table` matches.

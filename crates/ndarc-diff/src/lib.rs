@@ -45,7 +45,8 @@ mod source;
 use ndarc_format::Finding;
 use ndarc_json::cmp_utf16;
 
-pub use glob::{ColumnGlob, Glob};
+use glob::ColumnGlob;
+pub use glob::Glob;
 pub use model::{
     object_key, payload_key, ArchiveInfo, CellChange, ColumnChange, ColumnScope, Diff, EntryDiff,
     ExcludedColumnsChange, Ignored, NameChanges, RowChange, SchemaDiff, Side, SqlDiff, TableDiff,

@@ -109,7 +109,7 @@ pub struct Outcome {
     /// Part lines seen.
     pub parts: u64,
     /// Tables whose rows were out of key order: their duplicate keys must be
-    /// found by re-reading their parts ([`rescan_duplicates`]). Each entry is
+    /// found by re-reading their parts ([`rescan_duplicates`](crate::rescan_duplicates)). Each entry is
     /// a table position and the runs of its part lines.
     pub rescan: Vec<(usize, Vec<PartRun>)>,
 }

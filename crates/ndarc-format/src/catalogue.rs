@@ -9,7 +9,7 @@ use ndarc_json::{cmp_utf16, Object, Value};
 use crate::hash::{sha256, Digest32};
 
 /// The longest name, in UTF-16 code units.
-pub const MAX_NAME_UNITS: usize = 512;
+pub(crate) const MAX_NAME_UNITS: usize = 512;
 
 /// The `name` rule: a string of 1 to 512 UTF-16 code units without C0
 /// control characters (the producer's `catalogue.mjs`).
@@ -18,7 +18,7 @@ pub fn is_name(s: &str) -> bool {
 }
 
 /// Why `s` is not a name, for messages; `None` when it is one.
-pub fn name_problem(s: &str) -> Option<&'static str> {
+pub(crate) fn name_problem(s: &str) -> Option<&'static str> {
     if s.is_empty() {
         Some("is empty")
     } else if s.bytes().any(|b| b < 0x20) {
@@ -97,7 +97,7 @@ pub fn rowid_alias<'n>(
 /// `'dev'` (`refuseDevData` in the seed's `devdata.mjs`: sessions and
 /// credentials of the local development identity). Exact names, as the
 /// import looks them up.
-pub const DEV_KIND_TABLES: [&str; 2] = ["oa_credentials", "oa_sessions"];
+pub(crate) const DEV_KIND_TABLES: [&str; 2] = ["oa_credentials", "oa_sessions"];
 
 /// The producer's default table exclusions (`defaults` in `catalogue.mjs`):
 /// a trailing `%` makes a prefix, names compare ignoring ASCII case.
@@ -132,7 +132,7 @@ pub fn matches_exclusion(table: &str, pattern: &str) -> bool {
 }
 
 /// The first default exclusion pattern that `table` matches.
-pub fn default_exclusion(table: &str) -> Option<&'static str> {
+pub(crate) fn default_exclusion(table: &str) -> Option<&'static str> {
     DEFAULT_EXCLUDED_TABLES
         .into_iter()
         .find(|p| matches_exclusion(table, p))
@@ -141,10 +141,10 @@ pub fn default_exclusion(table: &str) -> Option<&'static str> {
 /// Table-name prefixes that no import can create: SQLite reserves `sqlite_`
 /// for its own tables and refuses `CREATE TABLE sqlite_…`; D1 reserves
 /// `_cf_` (ASCII case-insensitive, as SQLite compares names).
-pub const RESERVED_TABLE_PREFIXES: [&str; 2] = ["sqlite_", "_cf_"];
+pub(crate) const RESERVED_TABLE_PREFIXES: [&str; 2] = ["sqlite_", "_cf_"];
 
 /// The reserved prefix `table` starts with, if any.
-pub fn reserved_table_prefix(table: &str) -> Option<&'static str> {
+pub(crate) fn reserved_table_prefix(table: &str) -> Option<&'static str> {
     RESERVED_TABLE_PREFIXES.into_iter().find(|p| {
         table.len() >= p.len() && table.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes())
     })
@@ -158,7 +158,7 @@ pub const TRANSFER_SQL_RESERVE: usize = 1024;
 
 /// The length in bytes of a SQLite identifier quoted with double quotes
 /// (`"a""b"` for `a"b`).
-pub fn quoted_len(name: &str) -> usize {
+pub(crate) fn quoted_len(name: &str) -> usize {
     name.len() + 2 + name.bytes().filter(|&b| b == b'"').count()
 }
 
@@ -333,7 +333,7 @@ pub fn decoded_len(s: &str) -> usize {
 
 /// The length decoding `s` would give if it were base64, valid or not:
 /// 3 bytes per 4 characters, less the trailing `=` (at most 2).
-pub fn decoded_len_lenient(s: &str) -> usize {
+pub(crate) fn decoded_len_lenient(s: &str) -> usize {
     let pad = s.bytes().rev().take_while(|&b| b == b'=').count().min(2);
     (s.len() * 3 / 4).saturating_sub(pad)
 }

@@ -14,15 +14,6 @@ pub fn sha256(bytes: &[u8]) -> Digest32 {
     Sha256::digest(bytes).into()
 }
 
-/// SHA-256 of the concatenation of `pieces`, without concatenating them.
-pub fn sha256_pieces(pieces: &[&[u8]]) -> Digest32 {
-    let mut h = Sha256::new();
-    for p in pieces {
-        h.update(p);
-    }
-    h.finalize().into()
-}
-
 /// Lowercase hex of a digest.
 pub fn hex(d: &Digest32) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -35,7 +26,7 @@ pub fn hex(d: &Digest32) -> String {
 }
 
 /// Whether `s` is 64 lowercase hex digits.
-pub fn is_hex_digest(s: &str) -> bool {
+pub(crate) fn is_hex_digest(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
@@ -54,7 +45,7 @@ impl ArchiveHasher {
 
     /// Adds the digest of the next line (manifest first, then parts in index
     /// order), each line's bytes without its LF.
-    pub fn add_line_digest(&mut self, d: &Digest32) {
+    pub(crate) fn add_line_digest(&mut self, d: &Digest32) {
         self.outer.update(d);
     }
 

@@ -209,7 +209,7 @@ pub fn key_digest(text: &[u8]) -> u128 {
 /// warning, given only while `ordered` is still true, since it is reported
 /// once per table). Clears `ordered` when the key falls. Returns the
 /// finding's code, the member of the row item it concerns and the message.
-pub fn key_step(
+pub(crate) fn key_step(
     prev: &RowKey,
     key: &RowKey,
     rowid: bool,

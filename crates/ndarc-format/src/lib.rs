@@ -24,17 +24,17 @@
 pub mod assemble;
 pub mod catalogue;
 mod cell;
-pub mod code;
+mod code;
 mod fast;
-pub mod finding;
+mod finding;
 pub mod hash;
 pub mod key;
 pub mod manifest;
 pub mod pack;
 pub mod part;
-pub mod plan;
-pub mod policy;
-pub mod report;
+mod plan;
+mod policy;
+mod report;
 pub mod rescan;
 pub mod summary;
 

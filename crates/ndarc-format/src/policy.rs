@@ -325,7 +325,7 @@ impl Policy {
     }
 
     /// Checks the closing record against the policy.
-    pub fn check_closing(&self, closing: &Value<'_>, r: &mut LineReport<'_>) {
+    pub(crate) fn check_closing(&self, closing: &Value<'_>, r: &mut LineReport<'_>) {
         let (Some(want), Some(got)) = (
             &self.content_hash,
             closing.get("contentHash").and_then(Value::as_str),

@@ -220,7 +220,7 @@ impl<'a> LineReport<'a> {
     }
 
     /// Checks one string against the name rule; `false` when it is not a name.
-    pub fn check_name(&mut self, s: &str, ptr: &str, what: &str) -> bool {
+    pub(crate) fn check_name(&mut self, s: &str, ptr: &str, what: &str) -> bool {
         if let Some(problem) = crate::catalogue::name_problem(s) {
             self.add(
                 Code::InvalidName,

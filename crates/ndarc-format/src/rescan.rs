@@ -3,7 +3,7 @@
 //! In key order, a repeated key is the previous row's, which the line rules
 //! and the assembler see. Out of key order it can be anywhere, so after the
 //! pass the table's parts are read again: [`part_keys`] gives each row's key
-//! text and [`key_digest`](crate::key::key_digest) in one pass over the line
+//! text and [`crate::key::key_digest`] in one pass over the line
 //! (the fast path's scanner on a canonical line, one parse otherwise), and
 //! [`rescan_duplicates`] keeps a set of digests.
 

@@ -1,5 +1,6 @@
-//! Small, named example archives: the source of the conformance corpus of
-//! valid archives.
+//! Small, named example archives made by the generator. They are not the
+//! committed corpus: `testdata/valid` is written by `scripts/make-corpus.py`
+//! (see `testdata/README.md`).
 
 use crate::gen::{generate_vec, GenOptions, Later, Rows};
 use crate::schema::TableKind;

@@ -12,7 +12,9 @@
 //! - [`repartition`]: re-pack an archive into parts of another size.
 //! - [`corpus_valid`]: small, named example archives.
 //! - [`mutate()`] / [`mutate_random`]: a valid archive with exactly one rule
-//!   broken, and the finding a verifier must report ([`mod@mutate`]).
+//!   broken, and the finding a verifier must report ([`mod@mutate`]);
+//!   [`mutate::corpus_fixtures`]: the fixtures of `testdata/invalid` this
+//!   crate writes (example `corpus`).
 //!
 //! Determinism: every row, cell, object byte and decision is a pure
 //! function of the seed and its coordinates, drawn from a hand-written

@@ -15,7 +15,7 @@
 //! recomputed on its own, in any order, without replaying a stream.
 
 /// The SplitMix64 increment (2^64 / φ).
-pub const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+pub(crate) const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// The SplitMix64 output function: a bijective 64-bit mixer.
 #[inline]
@@ -33,7 +33,7 @@ pub fn derive(a: u64, b: u64) -> u64 {
 }
 
 /// [`derive`] over several coordinates, left to right.
-pub fn derive_all(a: u64, coords: &[u64]) -> u64 {
+pub(crate) fn derive_all(a: u64, coords: &[u64]) -> u64 {
     coords.iter().fold(a, |acc, &c| derive(acc, c))
 }
 

@@ -94,13 +94,6 @@ impl Error {
     pub fn message(&self) -> &str {
         &self.message
     }
-
-    /// The same error with its offset moved by `by` bytes, for a text that
-    /// starts `by` bytes into a larger buffer.
-    pub fn shifted(mut self, by: usize) -> Self {
-        self.offset += by;
-        self
-    }
 }
 
 impl fmt::Display for Error {

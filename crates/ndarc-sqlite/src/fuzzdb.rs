@@ -128,7 +128,7 @@ pub use crate::quote;
 
 impl Table {
     /// The `CREATE TABLE` (or `CREATE VIRTUAL TABLE`) statement.
-    pub fn create_sql(&self) -> String {
+    pub(crate) fn create_sql(&self) -> String {
         let kw = |s: &str| {
             if self.lower_keywords {
                 s.to_ascii_lowercase()
@@ -195,7 +195,7 @@ impl Table {
     }
 
     /// The first of `rowid`, `_rowid_`, `oid` that no column shadows.
-    pub fn free_rowid_alias(&self) -> Option<&'static str> {
+    pub(crate) fn free_rowid_alias(&self) -> Option<&'static str> {
         ["rowid", "_rowid_", "oid"]
             .into_iter()
             .find(|a| !self.columns.iter().any(|c| c.name.eq_ignore_ascii_case(a)))
@@ -203,7 +203,7 @@ impl Table {
 
     /// Whether rows carry a rowid of their own (a rowid table without a
     /// primary key).
-    pub fn has_rowids(&self) -> bool {
+    pub(crate) fn has_rowids(&self) -> bool {
         self.pk.is_empty() && !self.without_rowid && self.virtual_using.is_none()
     }
 }

@@ -39,7 +39,7 @@ pub use pack::{pack, PackError, PackOptions, PackSummary, Refusal};
 pub use unpack::{unpack, UnpackError, UnpackOptions, UnpackSummary};
 
 /// The 16 bytes every SQLite 3 database file starts with.
-pub const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+pub(crate) const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 
 /// Whether the file at `path` is a SQLite database, by its 16-byte header
 /// (not by its name). A file shorter than 16 bytes is not one.

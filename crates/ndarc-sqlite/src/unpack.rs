@@ -197,7 +197,7 @@ fn temp_sibling(dest: &Path) -> PathBuf {
 
 /// The path segments of an object key or payload name, or why it cannot
 /// be a path under the output directory.
-pub fn safe_segments(key: &str) -> Result<Vec<&str>, String> {
+pub(crate) fn safe_segments(key: &str) -> Result<Vec<&str>, String> {
     if key.contains('\0') {
         return Err(format!("{key:?} contains NUL"));
     }

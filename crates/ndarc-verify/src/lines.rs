@@ -4,7 +4,8 @@
 //! with LF, hold no CR, are not empty, the last one ends with LF too, and a
 //! line over its limit is not looked into. So does line and offset
 //! accounting, and reading "the line at this offset" again. `verify`, the
-//! push API's callers, `diff` and `ndarc canon` all read through it.
+//! push API's callers, `diff`, `ndarc canon` and `ndarc inspect` all read
+//! through it.
 //!
 //! Three inputs are covered:
 //! - a slice in memory;
@@ -322,6 +323,8 @@ pub struct LineSource<'a> {
     pending: Vec<Finding>,
     /// Reading stopped inside a line over its limit.
     stopped: bool,
+    /// Line numbers are known (the source started at the first line).
+    counted: bool,
     /// Buffers of lines copied out of `buf`.
     pool: Arc<Pool>,
 }
@@ -341,6 +344,7 @@ impl<'a> LineSource<'a> {
             line: 0,
             pending: Vec::new(),
             stopped: false,
+            counted: true,
             pool: Arc::default(),
         }
     }
@@ -355,6 +359,19 @@ impl<'a> LineSource<'a> {
                 Self::with(Backing::File(f), regular, regular.then_some(meta.len()))
             }
         })
+    }
+
+    /// Lines of `input` from `offset`, which must be the start of a line
+    /// (the end of the input gives no lines). The lines before it are not
+    /// read, so their count is unknown: every line and finding from here
+    /// has line number 0 (unknown); offsets are exact. For reading the end of a file without reading it all, as
+    /// `ndarc inspect` does for the closing line.
+    pub fn tail(input: &'a Input<'_>, offset: u64) -> io::Result<Self> {
+        let mut src = Self::new(input)?;
+        src.pos = offset;
+        src.read_pos = offset;
+        src.counted = false;
+        Ok(src)
     }
 
     /// Lines of a slice.
@@ -457,7 +474,7 @@ impl<'a> LineSource<'a> {
         limit: usize,
         skip_long: bool,
     ) -> Option<Line<'a>> {
-        let number = self.line;
+        let number = if self.counted { self.line } else { 0 };
         let (has_lf, over) = match &raw {
             Raw::Bytes(b, lf) => {
                 let n = b.len();
@@ -897,6 +914,35 @@ mod tests {
         drop(alive);
         let held = pool.free.lock().unwrap().1;
         assert!(held > 0 && held <= POOL_BYTES, "{held}");
+    }
+
+    /// A source started at a line in the middle reads from there, with
+    /// exact offsets and line number 0 (unknown), from a slice and a file.
+    #[test]
+    fn tail_starts_at_an_offset_with_unknown_line_numbers() {
+        let data = b"ab\ncd\r\n\nlast";
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(data).unwrap();
+        for input in [Input::Slice(data), Input::File(f)] {
+            let (got, rest) = collect(LineSource::tail(&input, 3).unwrap(), 100);
+            use Code::*;
+            assert_eq!(
+                got,
+                vec![
+                    (0, 3, None, b"cd".to_vec(), vec![CarriageReturn]),
+                    (
+                        0,
+                        8,
+                        None,
+                        b"last".to_vec(),
+                        vec![EmptyLine, MissingFinalNewline]
+                    ),
+                ]
+            );
+            assert!(rest.is_empty());
+            let mut src = LineSource::tail(&input, data.len() as u64).unwrap();
+            assert!(src.next_line(100, true).unwrap().is_none());
+        }
     }
 
     #[test]

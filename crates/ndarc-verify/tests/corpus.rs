@@ -1,5 +1,6 @@
 //! The conformance corpus (`testdata/valid`, `testdata/invalid`, written by
-//! `scripts/make-corpus.py`; see `testdata/README.md`).
+//! `scripts/make-corpus.py` and, for those of SPEC.md §2 and §3, by `ndarc-gen`'s
+//! `corpus` example; see `testdata/README.md`).
 //!
 //! - Every valid archive verifies with no finding at all, through
 //!   `verify_bytes`, `verify_reader` and the push API, and still does with

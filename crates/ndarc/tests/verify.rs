@@ -163,3 +163,102 @@ fn inspect_shows_the_manifest() {
     );
     assert_eq!(v["tables"][1]["primaryKey"][0], "id");
 }
+
+/// `inspect` frames through `verify`'s line source: for a framing fixture,
+/// each framing finding inspect reports (on the manifest line and the last
+/// line) is one `verify` reports on the same input, with the same code,
+/// offset and message (from a file, inspect does not count the lines before
+/// the last 64 KiB, so its last-line findings have line 0). A manifest that
+/// cannot be read stops inspect with `verify`'s finding, in `verify`'s form.
+#[test]
+fn inspect_frames_like_verify() {
+    let dir = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/invalid"
+    ));
+    let framing = |v: &serde_json::Value| -> Vec<(String, u64, u64, String)> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["code"].as_str().unwrap().to_string(),
+                    f["line"].as_u64().unwrap(),
+                    f["offset"].as_u64().unwrap(),
+                    f["message"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    // (fixture, limit flags, the codes inspect must report)
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        (
+            "carriage_return",
+            &[],
+            &["carriage_return", "carriage_return"],
+        ),
+        ("carriage_return-closing", &[], &["carriage_return"]),
+        ("missing_final_newline", &[], &["missing_final_newline"]),
+        ("empty_line-first", &[], &["empty_line"]),
+        ("empty_line-end", &[], &["empty_line"]),
+    ];
+    for &(name, flags, want) in cases {
+        let path = dir.join(format!("{name}.ndjson"));
+        let bytes = std::fs::read(&path).unwrap();
+        for stdin in [false, true] {
+            let file = if stdin { "-" } else { path.to_str().unwrap() };
+            let input = stdin.then_some(&bytes[..]);
+            let run = |cmd: &str| {
+                let mut args = vec![cmd, "--format", "json"];
+                args.extend_from_slice(flags);
+                args.push(file);
+                serde_json::from_slice::<serde_json::Value>(&ndarc(&args, input).stdout).unwrap()
+            };
+            let v = framing(&run("verify")["files"][0]["findings"]);
+            let i = framing(&run("inspect")["framingFindings"]);
+            let codes: Vec<&str> = i.iter().map(|f| f.0.as_str()).collect();
+            assert_eq!(codes, want, "{name} (stdin: {stdin})");
+            for f in &i {
+                assert!(
+                    v.iter().any(|g| g.0 == f.0
+                        && g.2 == f.2
+                        && g.3 == f.3
+                        && (g.1 == f.1 || (f.1 == 0 && !stdin))),
+                    "{name} (stdin: {stdin}): inspect's {f:?} is not among verify's {v:?}"
+                );
+            }
+        }
+    }
+    // Fatal ones: exit 2 with verify's line (`FILE:LINE:OFFSET: code: message`).
+    let fatal: &[(&str, &[&str])] = &[
+        ("manifest_missing", &[]),
+        ("json_bom", &[]),
+        ("line_too_long-manifest", &["--max-manifest-bytes", "1024"]),
+    ];
+    for &(name, flags) in fatal {
+        let path = dir.join(format!("{name}.ndjson"));
+        let bytes = std::fs::read(&path).unwrap();
+        for stdin in [false, true] {
+            let file = if stdin { "-" } else { path.to_str().unwrap() };
+            let input = stdin.then_some(&bytes[..]);
+            let run = |cmd: &str| {
+                let mut args = vec![cmd];
+                args.extend_from_slice(flags);
+                args.push(file);
+                ndarc(&args, input)
+            };
+            let v = run("verify");
+            let i = run("inspect");
+            assert_eq!(v.status.code(), Some(1), "{name}");
+            assert_eq!(i.status.code(), Some(2), "{name}");
+            let first = String::from_utf8(v.stdout).unwrap();
+            let first = first.lines().next().unwrap();
+            let err = String::from_utf8(i.stderr).unwrap();
+            assert_eq!(
+                err.trim_end(),
+                format!("ndarc: error: {first}"),
+                "{name} (stdin: {stdin})"
+            );
+        }
+    }
+}

@@ -379,7 +379,7 @@ pub fn value(d: &Diff) -> OwnedValue {
 /// Writes `v` as indented JSON (two spaces, members in canonical order,
 /// strings and numbers exactly as RFC 8785 writes them), so that its
 /// canonical form is `v`'s.
-pub fn write_pretty(v: &Value<'_>, out: &mut Vec<u8>) {
+pub(crate) fn write_pretty(v: &Value<'_>, out: &mut Vec<u8>) {
     pretty(v, 0, out);
     out.push(b'\n');
 }

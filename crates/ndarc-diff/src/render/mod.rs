@@ -23,7 +23,8 @@ use crate::Diff;
 
 pub use human::human;
 pub use markdown::{markdown, markdown_stat};
-pub use stat::{column_counts, stat, stat_json_value, stat_sql, stat_value};
+use stat::stat_json_value;
+pub use stat::{stat, stat_sql, stat_value};
 
 /// How text output is written.
 #[derive(Debug, Clone, Default)]
@@ -63,7 +64,7 @@ pub fn json_stat(d: &Diff, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// Text longer than this many characters is shown as a word diff.
-pub const LONG_TEXT: usize = 80;
+pub(crate) const LONG_TEXT: usize = 80;
 
 /// A cell value for people: canonical JSON, except blobs, shown as an SQL
 /// blob literal (`x'89504e47'`, cut after 16 bytes with the size).

@@ -9,7 +9,7 @@ use crate::model::{Diff, EntryDiff, TableDiff};
 
 /// Changed cells per column of a table, in column name (UTF-16) order
 /// (empty with `keys_only`: cells were not kept).
-pub fn column_counts(t: &TableDiff) -> Vec<(String, usize)> {
+pub(crate) fn column_counts(t: &TableDiff) -> Vec<(String, usize)> {
     let mut counts: Vec<(String, usize)> = Vec::new();
     for c in t.changed.iter().flat_map(|r| &r.cells) {
         match counts.iter_mut().find(|(n, _)| *n == c.column) {
@@ -233,7 +233,7 @@ pub fn stat_value(d: &Diff) -> OwnedValue {
 }
 
 /// `--stat --format json`: `{equal, product, differences, stat}`.
-pub fn stat_json_value(d: &Diff) -> OwnedValue {
+pub(crate) fn stat_json_value(d: &Diff) -> OwnedValue {
     obj(vec![
         ("equal", Value::Bool(d.equal)),
         ("product", Value::String(d.product.clone().into())),

@@ -7,6 +7,7 @@ use ndarc_format::Code;
 use crate::rng::Rng;
 
 use super::edit::{first_number, splice, string_value, At, Edit, Model, Need, R};
+use super::fixture::{join, rehash, replace, Base, Expect, Fixture, Offset};
 use super::Mutation;
 
 pub(super) const MUTATIONS: &[Mutation] = &[
@@ -223,4 +224,275 @@ fn json_depth(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             Ok(splice(l, a, b - a, &v))
         },
     )
+}
+
+// ------------------------------------------------------------- fixtures
+
+/// Line indexes of the base archive (line number − 1).
+const M: usize = 0;
+const KV: usize = 7;
+
+/// A fixture that replaces the first `old` of line `k` with `new`, before
+/// `archiveHash` (which covers the line as edited).
+struct Sub {
+    name: &'static str,
+    code: Code,
+    k: usize,
+    old: &'static [u8],
+    new: &'static [u8],
+    also: &'static [&'static str],
+    note: Option<&'static str>,
+}
+
+const BM: &[&str] = &["binary_missing"];
+
+const fn sub(
+    name: &'static str,
+    code: Code,
+    k: usize,
+    old: &'static [u8],
+    new: &'static [u8],
+) -> Sub {
+    Sub {
+        name,
+        code,
+        k,
+        old,
+        new,
+        also: &[],
+        note: None,
+    }
+}
+
+const fn part(name: &'static str, code: Code, old: &'static [u8], new: &'static [u8]) -> Sub {
+    Sub {
+        name,
+        code,
+        k: KV,
+        old,
+        new,
+        also: BM,
+        note: None,
+    }
+}
+
+const fn noted(s: Sub, note: &'static str) -> Sub {
+    Sub {
+        note: Some(note),
+        ..s
+    }
+}
+
+const J: &[u8] = br#""journal":[]"#;
+const SRC: &[u8] = br#""sourceIdentity":"src-1""#;
+
+const SUBS: &[Sub] = &[
+    sub("json_syntax", Code::JsonSyntax, M, J, br#""journal":[,]"#),
+    sub(
+        "json_syntax-literal",
+        Code::JsonSyntax,
+        M,
+        J,
+        br#""journal":[True]"#,
+    ),
+    sub(
+        "json_syntax-nan",
+        Code::JsonSyntax,
+        M,
+        J,
+        br#""journal":[NaN]"#,
+    ),
+    sub(
+        "json_syntax-leading-zero",
+        Code::JsonSyntax,
+        M,
+        br#""epoch":1"#,
+        br#""epoch":01"#,
+    ),
+    sub(
+        "json_syntax-control-in-string",
+        Code::JsonSyntax,
+        M,
+        SRC,
+        b"\"sourceIdentity\":\"src\x01-1\"",
+    ),
+    sub(
+        "json_invalid_utf8",
+        Code::JsonInvalidUtf8,
+        M,
+        SRC,
+        b"\"sourceIdentity\":\"src\xff-1\"",
+    ),
+    part(
+        "json_invalid_utf8-part",
+        Code::JsonInvalidUtf8,
+        br#""name":"kv""#,
+        b"\"name\":\"k\xc3v\"",
+    ),
+    noted(
+        sub(
+            "json_invalid_utf8-surrogate",
+            Code::JsonInvalidUtf8,
+            M,
+            SRC,
+            b"\"sourceIdentity\":\"src\xed\xa0\x80\"",
+        ),
+        "a surrogate encoded in UTF-8 (CESU-8 style, ED A0 80) is not UTF-8",
+    ),
+    sub(
+        "json_invalid_utf8-overlong",
+        Code::JsonInvalidUtf8,
+        M,
+        SRC,
+        b"\"sourceIdentity\":\"src\xc0\xaf\"",
+    ),
+    sub(
+        "json_duplicate_member",
+        Code::JsonDuplicateMember,
+        M,
+        J,
+        br#""journal":{"a":1,"a":1}"#,
+    ),
+    sub(
+        "json_duplicate_member-top",
+        Code::JsonDuplicateMember,
+        M,
+        br#""epoch":1,"#,
+        br#""epoch":1,"epoch":1,"#,
+    ),
+    part(
+        "json_duplicate_member-part",
+        Code::JsonDuplicateMember,
+        br#""kind":"part"}"#,
+        br#""kind":"part","kind":"part"}"#,
+    ),
+    Sub {
+        name: "json_duplicate_member-escaped",
+        code: Code::JsonDuplicateMember,
+        k: 2,
+        old: br#""id":3,"#,
+        new: br#""id":3,"\u0069d":3,"#,
+        also: &["row_count", "content_hash_mismatch"],
+        note: Some(
+            r#"the same name spelled two ways ("id" and "\u0069d") in a row: a rows part that does not parse loses its rows"#,
+        ),
+    },
+    sub(
+        "json_lone_surrogate",
+        Code::JsonLoneSurrogate,
+        M,
+        SRC,
+        br#""sourceIdentity":"src-\ud800""#,
+    ),
+    sub(
+        "json_lone_surrogate-low",
+        Code::JsonLoneSurrogate,
+        M,
+        SRC,
+        br#""sourceIdentity":"\udc00src""#,
+    ),
+    sub(
+        "json_lone_surrogate-reversed",
+        Code::JsonLoneSurrogate,
+        M,
+        SRC,
+        br#""sourceIdentity":"\ude00\ud83d""#,
+    ),
+    part(
+        "json_lone_surrogate-part",
+        Code::JsonLoneSurrogate,
+        br#""name":"kv""#,
+        br#""name":"kv\ud83d""#,
+    ),
+    sub(
+        "json_number_range",
+        Code::JsonNumberRange,
+        M,
+        br#""epoch":1"#,
+        br#""epoch":1e400"#,
+    ),
+    sub(
+        "json_number_range-negative",
+        Code::JsonNumberRange,
+        M,
+        J,
+        br#""journal":[-1.8e308]"#,
+    ),
+    part(
+        "json_number_range-part",
+        Code::JsonNumberRange,
+        br#""offset":0"#,
+        br#""offset":1e400"#,
+    ),
+];
+
+/// `n` nested empty arrays.
+fn nest(n: usize) -> Vec<u8> {
+    let mut v = vec![b'['; n];
+    v.resize(2 * n, b']');
+    v
+}
+
+/// The fixtures of `testdata/invalid` for these rules (`json_*`), from the
+/// base archive (see `framing::fixtures` for its lines).
+pub(super) fn fixtures(base: &Base) -> R<Vec<Fixture>> {
+    let edited = |k: usize, f: &dyn Fn(&[u8]) -> R<Vec<u8>>| -> R<Vec<u8>> {
+        let mut ls = base.lines.clone();
+        ls[k] = f(&ls[k])?;
+        rehash(&mut ls)?;
+        Ok(join(&ls))
+    };
+    let mut out = Vec::new();
+    for s in SUBS {
+        let mut e = Expect::new(s.code, s.k as u64 + 1).also(s.also);
+        if let Some(n) = s.note {
+            e = e.note(n);
+        }
+        out.push(e.fixture(s.name, edited(s.k, &|l| replace(l, s.old, s.new))?)?);
+    }
+    out.push(
+        Expect::new(Code::JsonSyntax, KV as u64 + 1)
+            .also(BM)
+            .fixture(
+                "json_syntax-part",
+                edited(KV, &|l| Ok(l[..l.len().saturating_sub(1)].to_vec()))?,
+            )?,
+    );
+    let bom = |l: &[u8]| Ok([&b"\xef\xbb\xbf"[..], l].concat());
+    out.push(
+        Expect::new(Code::JsonBom, 1)
+            .offset(Offset::At(0))
+            .fixture("json_bom", edited(M, &bom)?)?,
+    );
+    out.push(
+        Expect::new(Code::JsonBom, KV as u64 + 1)
+            .also(BM)
+            .fixture("json_bom-part", edited(KV, &bom)?)?,
+    );
+    out.push(
+        Expect::new(Code::JsonDepth, 1)
+            .note("journal holds 64 nested arrays inside the manifest object: depth 65")
+            .fixture(
+                "json_depth",
+                edited(M, &|l| {
+                    replace(l, J, &[&b"\"journal\":"[..], &nest(64)].concat())
+                })?,
+            )?,
+    );
+    out.push(
+        Expect::new(Code::JsonDepth, KV as u64 + 1)
+            .also(BM)
+            .note("part (1) > items (2) > item (3) > 62 arrays: depth 65")
+            .fixture(
+                "json_depth-part",
+                edited(KV, &|l| {
+                    replace(
+                        l,
+                        br#""data":"e30=""#,
+                        &[&b"\"data\":"[..], &nest(62)].concat(),
+                    )
+                })?,
+            )?,
+    );
+    Ok(out)
 }

@@ -67,6 +67,7 @@ mod chunks;
 mod closing;
 mod edit;
 mod exclusions;
+mod fixture;
 mod framing;
 mod importable;
 mod json;
@@ -231,8 +232,30 @@ pub fn mutations() -> &'static [Mutation] {
 }
 
 /// The mutations of `code`.
-pub fn mutations_of(code: Code) -> impl Iterator<Item = &'static Mutation> {
+pub(crate) fn mutations_of(code: Code) -> impl Iterator<Item = &'static Mutation> {
     MUTATIONS.iter().filter(move |m| m.code == code)
+}
+
+pub use fixture::Fixture;
+
+/// The fixtures of `testdata/invalid` that this crate writes, from the
+/// corpus's base archive (`testdata/valid/base.ndjson`): those of SPEC.md
+/// §2, framing, and §3, JSON profile and canonical form (declared in
+/// `framing.rs` and `json.rs`, next to the mutations of the same rules). `cargo run -p ndarc-gen --example corpus -- --write DIR` writes
+/// them; `scripts/make-corpus.py` writes the others, and `--check` checks
+/// them all (`testdata/README.md`).
+pub fn corpus_fixtures(base: &[u8]) -> Result<Vec<Fixture>, String> {
+    let base = fixture::Base::new(base)?;
+    if base.lines.len() != 9 {
+        return Err(format!(
+            "the base archive has {} lines; the fixtures are written for its 9",
+            base.lines.len()
+        ));
+    }
+    let mut out = framing::fixtures(&base)?;
+    out.extend(framing::canonical_fixtures(&base)?);
+    out.extend(json::fixtures(&base)?);
+    Ok(out)
 }
 
 /// The mutation called `name`.

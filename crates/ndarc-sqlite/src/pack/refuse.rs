@@ -26,7 +26,7 @@ pub struct Refusal {
     pub message: String,
 }
 
-/// Why [`pack`] did not write an archive.
+/// Why [`pack`](fn@crate::pack) did not write an archive.
 #[derive(Debug, thiserror::Error)]
 pub enum PackError {
     /// The database cannot be archived (exit 1): the producer refuses it.

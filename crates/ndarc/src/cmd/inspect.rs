@@ -1,9 +1,10 @@
 //! `ndarc inspect`: what an archive holds, from its manifest and closing.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
-use ndarc_format::LineRef;
+use ndarc_format::{Finding, LineRef};
+use ndarc_verify::lines::{self, Input, Line, LineSource};
 
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::{Format, FormatArg, Limits};
@@ -38,74 +39,95 @@ pub struct Args {
     limits: Limits,
 }
 
+/// What inspect reads: the manifest line and the last line, framed by the
+/// line source of `ndarc-verify`, so that framing rules, limits, codes and
+/// messages are those of `verify`.
 struct Ends {
+    /// The manifest line's record bytes.
     manifest: Vec<u8>,
+    /// Its line number and offset (empty lines may precede it).
+    manifest_at: (u64, u64),
+    /// The last line's record bytes (`None`: no line after the manifest,
+    /// or the last one is over `--max-line-bytes`).
     closing: Option<Vec<u8>>,
+    /// Framing findings of the manifest line and of the last line, and of
+    /// empty lines before them or after the last. From a file, whose lines
+    /// before its last 64 KiB are not read, the last line's findings have
+    /// line number 0 (unknown).
+    framing: Vec<Finding>,
     size: u64,
 }
 
-fn read_ends(args: &Args) -> Result<Ends, Failure> {
+/// Bytes at the end of a file read for its last line.
+const TAIL: u64 = 64 * 1024;
+
+/// A finding that stops inspect (no manifest to show), in `verify`'s form.
+fn fatal(name: &str, f: &Finding) -> Failure {
+    Failure::new(format!(
+        "{name}:{}:{}: {}: {}",
+        f.line, f.offset, f.code, f.message
+    ))
+}
+
+/// The manifest line (the first non-empty one), or the finding that stops
+/// inspect: no line at all, or one over `--max-manifest-bytes`.
+fn first_line<'a>(
+    src: &mut LineSource<'a>,
+    args: &Args,
+    name: &str,
+    io: impl Fn(std::io::Error) -> Failure,
+) -> Result<Line<'a>, Failure> {
     let limit = args.limits.max_manifest_bytes;
+    let Some(first) = src.next_line(limit, false).map_err(&io)? else {
+        return Err(fatal(name, &lines::manifest_missing()));
+    };
+    if first.too_long.is_some() {
+        return Err(fatal(name, &first.too_long_finding(limit, "manifest")));
+    }
+    Ok(first)
+}
+
+/// The last line of `src` and the framing findings from it on.
+fn last_line(
+    src: &mut LineSource<'_>,
+    limit: usize,
+    io: impl Fn(std::io::Error) -> Failure,
+) -> Result<(Option<Vec<u8>>, Vec<Finding>), Failure> {
+    let mut last = None;
+    let mut framing = Vec::new();
+    // Over the limit, a line is skipped to its end (its length is known).
+    while let Some(l) = src.next_line(limit, true).map_err(&io)? {
+        framing = l.framing;
+        last = l.too_long.is_none().then(|| l.bytes.to_vec());
+    }
+    framing.extend(src.take_pending());
+    Ok((last, framing))
+}
+
+fn read_ends(args: &Args, name: &str) -> Result<Ends, Failure> {
     let part_limit = args.limits.max_line_bytes;
     if is_stdio(&args.file) {
-        let mut stdin = std::io::stdin().lock();
-        let mut buf = vec![0u8; 1 << 20];
-        let mut manifest: Option<Vec<u8>> = None;
-        let mut first = Vec::new();
-        let mut cur = Vec::new();
-        let mut last: Option<Vec<u8>> = None;
-        let mut size = 0u64;
-        loop {
-            let n = stdin
-                .read(&mut buf)
-                .map_err(|e| Failure::io("cannot read <stdin>", &e))?;
-            if n == 0 {
-                break;
-            }
-            size += n as u64;
-            for chunk in buf[..n].split_inclusive(|&b| b == b'\n') {
-                let ends = chunk.last() == Some(&b'\n');
-                let body = if ends {
-                    &chunk[..chunk.len() - 1]
-                } else {
-                    chunk
-                };
-                if manifest.is_none() {
-                    if first.len() + body.len() > limit {
-                        return Err(Failure::new(format!(
-                            "the manifest line is over {limit} bytes"
-                        )));
-                    }
-                    first.extend_from_slice(body);
-                    if ends {
-                        manifest = Some(std::mem::take(&mut first));
-                    }
-                } else {
-                    // Keep the line being read (bounded) and the last whole one.
-                    if cur.len() + body.len() <= part_limit {
-                        cur.extend_from_slice(body);
-                    }
-                    if ends && !cur.is_empty() {
-                        last = Some(std::mem::take(&mut cur));
-                    }
-                }
-            }
-        }
-        if !cur.is_empty() {
-            last = Some(cur);
-        }
-        let manifest = manifest.unwrap_or(first);
+        let io = |e| Failure::io("cannot read <stdin>", &e);
+        let mut src = LineSource::reader(std::io::stdin());
+        let first = first_line(&mut src, args, name, io)?;
+        let mut framing = first.framing.clone();
+        let manifest = first.bytes.to_vec();
+        let manifest_at = (first.number, first.offset);
+        drop(first);
+        let (closing, more) = last_line(&mut src, part_limit, io)?;
+        framing.extend(more);
         return Ok(Ends {
             manifest,
-            closing: last,
-            size,
+            manifest_at,
+            closing,
+            framing,
+            size: src.position(),
         });
     }
     let path = &args.file;
+    let io = |e| Failure::path("cannot read", path, &e);
     let file = std::fs::File::open(path).map_err(|e| Failure::path("cannot open", path, &e))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| Failure::path("cannot read", path, &e))?;
+    let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
         return Err(Failure::new(format!(
             "cannot read {}: not a regular file",
@@ -113,71 +135,52 @@ fn read_ends(args: &Args) -> Result<Ends, Failure> {
         )));
     }
     let size = meta.len();
-    // The manifest: read up to its LF, never more than the limit.
-    let mut reader = std::io::BufReader::new(&file);
-    let mut manifest = Vec::new();
-    (&mut reader)
-        .take(limit as u64 + 1)
-        .read_until_lf(&mut manifest)
-        .map_err(|e| Failure::path("cannot read", path, &e))?;
-    if manifest.len() > limit {
-        return Err(Failure::new(format!(
-            "the manifest line of {} is over {limit} bytes",
-            path.display()
-        )));
-    }
-    // The closing: the last line, read backwards from the end.
-    use std::io::{Seek, SeekFrom};
-    let mut f = &file;
-    let tail_len = size.min(64 * 1024);
-    f.seek(SeekFrom::Start(size - tail_len))
-        .map_err(|e| Failure::path("cannot read", path, &e))?;
-    let mut tail = Vec::with_capacity(tail_len as usize);
-    f.take(tail_len)
-        .read_to_end(&mut tail)
-        .map_err(|e| Failure::path("cannot read", path, &e))?;
-    let body = tail.strip_suffix(b"\n").unwrap_or(&tail);
-    let closing = body
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map(|i| body[i + 1..].to_vec())
-        .filter(|c| !c.is_empty() && size > manifest.len() as u64 + 1);
+    let input = Input::File(file);
+    let mut src = LineSource::new(&input).map_err(io)?;
+    let first = first_line(&mut src, args, name, io)?;
+    let mut framing = first.framing.clone();
+    let manifest = first.bytes.to_vec();
+    let manifest_at = (first.number, first.offset);
+    drop(first);
+    // The last line: read from the first line start within the last
+    // 64 KiB (or right after the manifest), never the whole file.
+    let after_manifest = src.position();
+    let window = size.saturating_sub(TAIL).max(after_manifest);
+    let start = if window == after_manifest {
+        window
+    } else {
+        let mut tail = vec![0u8; (size - window) as usize];
+        let n = input.read_at(window, &mut tail).map_err(io)?;
+        match tail[..n].iter().position(|&b| b == b'\n') {
+            Some(i) => window + i as u64 + 1,
+            None => size,
+        }
+    };
+    let mut tail = LineSource::tail(&input, start).map_err(io)?;
+    let (closing, more) = last_line(&mut tail, part_limit, io)?;
+    framing.extend(more);
     Ok(Ends {
         manifest,
+        manifest_at,
         closing,
+        framing,
         size,
     })
 }
 
-trait ReadUntilLf {
-    fn read_until_lf(&mut self, out: &mut Vec<u8>) -> std::io::Result<usize>;
-}
-
-impl<R: std::io::BufRead> ReadUntilLf for R {
-    fn read_until_lf(&mut self, out: &mut Vec<u8>) -> std::io::Result<usize> {
-        let n = self.read_until(b'\n', out)?;
-        if out.last() == Some(&b'\n') {
-            out.pop();
-        }
-        Ok(n)
-    }
-}
-
 /// Runs `ndarc inspect`.
 pub fn run(args: Args, _ctx: &Context) -> CmdResult {
-    let ends = read_ends(&args)?;
     let name = if is_stdio(&args.file) {
         "<stdin>".to_string()
     } else {
         args.file.display().to_string()
     };
-    let parsed = ndarc_json::parse(&ends.manifest)
-        .map_err(|e| Failure::new(format!("{name}: line 1 is not JSON: {e}")))?;
+    let ends = read_ends(&args, &name)?;
     // The one manifest intake; inspect does not judge canonical form.
     let read = ndarc_verify::read_manifest(
         LineRef {
-            line: 1,
-            offset: 0,
+            line: ends.manifest_at.0,
+            offset: ends.manifest_at.1,
             bytes: &ends.manifest,
         },
         &ndarc_verify::Options {
@@ -190,12 +193,14 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
         let why = read
             .findings
             .iter()
-            .find(|f| f.code != ndarc_format::Code::NotCanonical)
-            .map_or("not a manifest".to_string(), |f| {
-                format!("{}: {}", f.code, f.message)
-            });
-        return Err(Failure::new(format!("{name}: {why}")));
+            .find(|f| f.code != ndarc_format::Code::NotCanonical);
+        return Err(match why {
+            Some(f) => fatal(&name, f),
+            None => Failure::new(format!("{name}: not a manifest")),
+        });
     };
+    let parsed = ndarc_json::parse(&ends.manifest)
+        .map_err(|e| Failure::new(format!("{name}: line 1 is not JSON: {e}")))?;
     let problems: Vec<_> = read
         .findings
         .into_iter()
@@ -264,6 +269,7 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
                 "contentHash": hash("contentHash"),
                 "archiveHash": hash("archiveHash"),
             })),
+            "framingFindings": ends.framing,
             "manifestFindings": problems,
             "journalBytes": journal_bytes,
             "journal": whole(journal),
@@ -424,6 +430,17 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
             "archiveHash",
             hash("archiveHash").unwrap_or_else(|| "(no closing line)".into()),
         );
+        // Framing findings as `verify` writes them (there are a few at
+        // most: those of the two lines read).
+        if !ends.framing.is_empty() {
+            out.push('\n');
+        }
+        for f in &ends.framing {
+            out.push_str(&format!(
+                "{name}:{}:{}: {}: {}\n",
+                f.line, f.offset, f.code, f.message
+            ));
+        }
         if !problems.is_empty() {
             out.push_str(&format!(
                 "\nthe manifest has {} problems (first: {}: {}); run `ndarc verify`\n",
