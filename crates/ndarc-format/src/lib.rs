@@ -43,7 +43,9 @@ pub use catalogue::Affinity;
 pub use code::{Code, Severity};
 pub use finding::{pointer, Finding};
 pub use hash::{ArchiveHasher, ContentHasher, Digest32};
-pub use manifest::{check_manifest, Manifest, ManifestOptions, ManifestOutcome};
+pub use manifest::{
+    check_manifest, check_manifest_line, Manifest, ManifestOptions, ManifestOutcome,
+};
 pub use part::check_line;
 pub use plan::Plan;
 pub use policy::{Policy, PolicyError};

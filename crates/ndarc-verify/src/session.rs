@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ndarc_format::{
-    check_manifest, rescan_duplicates, Assembler, Code, Collector, Digest32, Finding, LineRef,
+    check_manifest_line, rescan_duplicates, Assembler, Code, Collector, Digest32, Finding, LineRef,
     LineReport, LineSummary, Manifest, ManifestOptions, ManifestOutcome, PartRun, Plan,
 };
 
@@ -59,7 +59,9 @@ pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
         );
         None
     } else {
-        match ndarc_json::parse_with(at.bytes, Default::default()) {
+        // Checked without the line's tree, many times its size: the typed
+        // manifest is read from the text (SPEC.md §11).
+        match ndarc_json::validate_with(at.bytes, Default::default()) {
             Err(e) => {
                 lr.add_at(
                     Code::from(e.kind()),
@@ -69,12 +71,13 @@ pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
                 );
                 None
             }
-            Ok(parsed) => {
-                if let Some(nc) = parsed.non_canonical_at {
+            Ok(non_canonical_at) => {
+                if let Some(nc) = non_canonical_at {
                     lr.add_at(Code::NotCanonical, nc, "", "the manifest line is valid JSON but not its canonical (RFC 8785) form; `ndarc canon` rewrites it");
                 }
-                match check_manifest(
-                    &parsed.value,
+                match check_manifest_line(
+                    at.bytes,
+                    non_canonical_at.is_none(),
                     &mut lr,
                     &ManifestOptions {
                         formats: options.formats.clone(),
@@ -82,7 +85,11 @@ pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
                 ) {
                     ManifestOutcome::Read(m) => {
                         if let Some(policy) = &options.policy {
-                            policy.check_manifest(&parsed.value, &mut lr);
+                            // The policy reads the tree (a manifest checked
+                            // against a policy costs its tree too).
+                            if let Ok(value) = ndarc_json::parse(at.bytes) {
+                                policy.check_manifest(&value, &mut lr);
+                            }
                         }
                         Some(*m)
                     }
