@@ -50,7 +50,7 @@ pub use part::check_line;
 pub use plan::Plan;
 pub use policy::{Policy, PolicyError};
 pub use report::{LineRef, LineReport};
-pub use rescan::{part_keys, rescan_duplicates, PartKeys};
+pub use rescan::{part_keys, rescan_duplicates, rescan_duplicates_twice, PartKeys};
 pub use summary::LineSummary;
 
 /// The `format` identifier of the portability archive.

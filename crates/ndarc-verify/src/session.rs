@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ndarc_format::{
-    check_manifest_line, rescan_duplicates, Assembler, Code, Collector, Digest32, Finding, LineRef,
-    LineReport, LineSummary, Manifest, ManifestOptions, ManifestOutcome, PartRun, Plan,
+    check_manifest_line, rescan_duplicates_twice, Assembler, Code, Collector, Digest32, Finding,
+    LineRef, LineReport, LineSummary, Manifest, ManifestOptions, ManifestOutcome, PartRun, Plan,
 };
 
 use crate::{Options, Report};
@@ -239,37 +239,32 @@ impl Session {
             let name = self.plan.manifest.tables[*t].name.clone();
             let plan = &self.plan;
             let mut failed = Vec::new();
-            let mut todo = runs.iter();
-            // (next line, end line, its offset) of the run being read.
-            let mut cur: Option<(u64, u64, u64)> = None;
-            let keys = std::iter::from_fn(|| loop {
-                let (line, end, offset) = match &mut cur {
-                    Some(c) => c,
-                    None => {
-                        let r: &PartRun = todo.next()?;
-                        cur = Some((r.line, r.line + r.count, r.offset));
-                        continue;
-                    }
-                };
-                if *line >= *end {
-                    cur = None;
-                    continue;
-                }
-                let (l, at) = (*line, *offset);
-                *line += 1;
-                match reread(l, at) {
-                    Ok((bytes, next)) => {
-                        *offset = next;
-                        return Some((l, at, ndarc_format::part::part_keys(plan, *t, &bytes)));
-                    }
-                    Err(f) => {
-                        // The rest of the run cannot be found either.
-                        failed.push(f);
-                        cur = None;
+            // Reads the table's parts (twice when a key repeats); a part
+            // that cannot be read again is reported once.
+            let mut readings = 0;
+            let mut each_part = |f: &mut dyn FnMut(u64, u64, ndarc_format::PartKeys)| {
+                readings += 1;
+                for r in runs {
+                    let r: &PartRun = r;
+                    let mut offset = r.offset;
+                    for l in r.line..r.line + r.count {
+                        match reread(l, offset) {
+                            Ok((bytes, next)) => {
+                                f(l, offset, ndarc_format::part::part_keys(plan, *t, &bytes));
+                                offset = next;
+                            }
+                            Err(e) => {
+                                // The rest of the run cannot be found either.
+                                if readings == 1 {
+                                    failed.push(e);
+                                }
+                                break;
+                            }
+                        }
                     }
                 }
-            });
-            rescan_duplicates(&name, keys, &mut c);
+            };
+            rescan_duplicates_twice(&name, &mut each_part, &mut c);
             for f in failed {
                 c.push(f);
             }
