@@ -622,14 +622,12 @@ fn check<'a>(
         identity = id;
     }
     if let Some(expected) = identity {
-        if obj.get("schema").and_then(Value::as_str).is_some() {
-            if expected != m.schema {
-                r.add(
-                    Code::SchemaMismatch,
-                    "/schema",
-                    format!("schema is {:?} but SHA-256 of the tables' canonical [{{name, sql}}] is {expected:?}", m.schema),
-                );
-            }
+        if obj.get("schema").and_then(Value::as_str).is_some() && expected != m.schema {
+            r.add(
+                Code::SchemaMismatch,
+                "/schema",
+                format!("schema is {:?} but SHA-256 of the tables' canonical [{{name, sql}}] is {expected:?}", m.schema),
+            );
         }
     }
     if let Some(excluded) = r.array(obj, "", "excludedTables") {

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use ndarc_format::{
     check_manifest_line, rescan_duplicates_twice, Assembler, Code, Collector, Digest32, Finding,
-    LineRef, LineReport, LineSummary, Manifest, ManifestOptions, ManifestOutcome, PartRun, Plan,
+    LineRef, LineReport, LineSummary, Manifest, ManifestOptions, ManifestOutcome, Plan,
 };
 
 use crate::{Options, Report};
@@ -245,7 +245,6 @@ impl Session {
             let mut each_part = |f: &mut dyn FnMut(u64, u64, ndarc_format::PartKeys)| {
                 readings += 1;
                 for r in runs {
-                    let r: &PartRun = r;
                     let mut offset = r.offset;
                     for l in r.line..r.line + r.count {
                         match reread(l, offset) {
