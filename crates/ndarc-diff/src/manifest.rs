@@ -148,6 +148,16 @@ fn table_change(a: &Table, b: &Table, m: &Matcher) -> TableSchemaChange {
 }
 
 /// Fills the manifest-level members of `d`.
+/// A manifest's excluded columns by table, for a lookup per table (the
+/// first entry of a name, as `Manifest::excluded_columns_of` finds).
+fn excluded_by_table(m: &Manifest) -> HashMap<&str, &[String]> {
+    let mut map: HashMap<&str, &[String]> = HashMap::new();
+    for (t, cols) in &m.excluded_columns {
+        map.entry(t.as_str()).or_insert(cols.as_slice());
+    }
+    map
+}
+
 pub(crate) fn diff_manifests(a: &Manifest, b: &Manifest, m: &Matcher, d: &mut Diff) {
     // Tables.
     let b_tables: HashMap<&str, &Table> = b.tables.iter().map(|t| (t.name.as_str(), t)).collect();
@@ -243,10 +253,11 @@ pub(crate) fn diff_manifests(a: &Manifest, b: &Manifest, m: &Matcher, d: &mut Di
         .collect();
     tables.sort_by(|x, y| cmp_utf16(x, y));
     tables.dedup();
+    let (ea, eb) = (excluded_by_table(a), excluded_by_table(b));
     for t in tables {
         let c = name_changes(
-            a.excluded_columns_of(t).iter(),
-            b.excluded_columns_of(t).iter(),
+            ea.get(t).copied().unwrap_or_default().iter(),
+            eb.get(t).copied().unwrap_or_default().iter(),
             |c| !m.column_ignored(t, c),
         );
         if !c.is_empty() {

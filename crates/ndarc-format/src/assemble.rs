@@ -65,6 +65,38 @@ impl Collector {
     }
 }
 
+/// Offsets in the manifest line of each table's `count`, each object and
+/// payload entry, and `partCount` (0 where the pointer names nothing, as a
+/// finding's position falls back to the line's start).
+struct ManifestPositions {
+    counts: Vec<u64>,
+    binaries: [Vec<u64>; 2],
+    part_count: u64,
+}
+
+impl ManifestPositions {
+    /// One walk of the line, in manifest order.
+    fn locate(plan: &Plan, line: &[u8]) -> ManifestPositions {
+        let mut locator = ndarc_json::Locator::new(line);
+        let mut at = |p: &str| locator.locate(p).unwrap_or(0) as u64;
+        let m = &plan.manifest;
+        let counts = (0..m.tables.len())
+            .map(|t| at(&format!("/tables/{t}/count")))
+            .collect();
+        let objects = (0..m.objects.len())
+            .map(|i| at(&format!("/objects/{i}")))
+            .collect();
+        let payloads = (0..m.payloads.len())
+            .map(|i| at(&format!("/payloads/{i}")))
+            .collect();
+        ManifestPositions {
+            counts,
+            binaries: [objects, payloads],
+            part_count: at("/partCount"),
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct TableState {
     rows: u64,
@@ -134,7 +166,10 @@ pub struct PartRun {
 /// the rows or chunks that are present look missing.
 pub struct Assembler {
     plan: Arc<Plan>,
-    manifest_line: Vec<u8>,
+    /// Where the findings that [`finish`](Self::finish) may make on the
+    /// manifest point, located once at the start so that the line itself
+    /// (up to 256 MiB) is not kept: see [`ManifestPositions`].
+    manifest_at: ManifestPositions,
     manifest_line_no: u64,
     manifest_offset: u64,
     archive: ArchiveHasher,
@@ -168,6 +203,7 @@ impl Assembler {
     ) -> Self {
         let mut archive = ArchiveHasher::new();
         archive.add_line(manifest_line);
+        let manifest_at = ManifestPositions::locate(&plan, manifest_line);
         let content = ContentHasher::new(&plan.manifest.header_digest);
         let tables = plan
             .manifest
@@ -181,7 +217,7 @@ impl Assembler {
         ];
         Assembler {
             plan,
-            manifest_line: manifest_line.to_vec(),
+            manifest_at,
             manifest_line_no: 1,
             manifest_offset,
             archive,
@@ -220,14 +256,7 @@ impl Assembler {
 
     /// A finding on the manifest line. They come at the end, in manifest
     /// order, so one `locator` walks the line once for all of them.
-    fn at_manifest(
-        &mut self,
-        locator: &mut ndarc_json::Locator<'_>,
-        code: Code,
-        pointer: String,
-        msg: String,
-    ) {
-        let rel = locator.locate(&pointer).unwrap_or(0) as u64;
+    fn at_manifest(&mut self, rel: u64, code: Code, pointer: String, msg: String) {
         self.findings.push(Finding::new(
             code,
             self.manifest_line_no,
@@ -511,15 +540,13 @@ impl Assembler {
             };
             return (outcome, self.findings);
         }
-        let manifest_line = std::mem::take(&mut self.manifest_line);
-        let mut locator = ndarc_json::Locator::new(&manifest_line);
         for t in 0..self.tables.len() {
             let count = self.manifest().tables[t].count;
             let rows = self.tables[t].rows;
             if rows < count {
                 let name = self.manifest().tables[t].name.clone();
                 self.at_manifest(
-                    &mut locator,
+                    self.manifest_at.counts[t],
                     Code::RowCount,
                     format!("/tables/{t}/count"),
                     format!("table {name:?} has {rows} row items but its count is {count}"),
@@ -548,7 +575,7 @@ impl Assembler {
                     ),
                 };
                 self.at_manifest(
-                    &mut locator,
+                    self.manifest_at.binaries[k][i],
                     Code::BinaryMissing,
                     format!("/{list}/{i}"),
                     msg,
@@ -559,7 +586,7 @@ impl Assembler {
         if declared != self.parts {
             let parts = self.parts;
             self.at_manifest(
-                &mut locator,
+                self.manifest_at.part_count,
                 Code::PartCountMismatch,
                 "/partCount".into(),
                 format!(

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 
 use ndarc_json::{cmp_utf16, Object, Value};
 
-use crate::hash::{sha256, Digest32};
+use crate::hash::Digest32;
 
 /// The longest name, in UTF-16 code units.
 pub(crate) const MAX_NAME_UNITS: usize = 512;
@@ -207,15 +207,60 @@ pub fn has_copy_rowid<'n>(column_names: impl Iterator<Item = &'n str> + Clone) -
 /// The schema identity: lowercase hex SHA-256 of the canonical JSON of
 /// `[{name, sql}, …]` over the tables in manifest order.
 pub fn schema_identity<'a>(tables: impl Iterator<Item = (&'a str, &'a str)>) -> String {
-    let list: Vec<Value<'_>> = tables
-        .map(|(name, sql)| {
-            let mut o = Object::new();
-            o.insert("name", Value::from(name));
-            o.insert("sql", Value::from(sql));
-            Value::Object(o)
-        })
-        .collect();
-    crate::hash::hex(&sha256(&ndarc_json::to_canonical_vec(&Value::Array(list))))
+    let mut id = SchemaIdentity::new();
+    for (name, sql) in tables {
+        id.push(name, sql);
+    }
+    id.finish()
+}
+
+/// [`schema_identity`] a table at a time: the canonical JSON of
+/// `[{name, sql}, …]` is written straight into the hash, never held.
+pub struct SchemaIdentity {
+    hash: sha2::Sha256,
+    buf: Vec<u8>,
+    tables: usize,
+}
+
+impl Default for SchemaIdentity {
+    fn default() -> Self {
+        SchemaIdentity::new()
+    }
+}
+
+impl SchemaIdentity {
+    /// No tables yet.
+    pub fn new() -> Self {
+        SchemaIdentity {
+            hash: sha2::Digest::new(),
+            buf: vec![b'['],
+            tables: 0,
+        }
+    }
+
+    /// The next table's name and SQL.
+    pub fn push(&mut self, name: &str, sql: &str) {
+        if self.tables > 0 {
+            self.buf.push(b',');
+        }
+        self.tables += 1;
+        self.buf.extend_from_slice(b"{\"name\":");
+        ndarc_json::write_string(name, &mut self.buf);
+        self.buf.extend_from_slice(b",\"sql\":");
+        ndarc_json::write_string(sql, &mut self.buf);
+        self.buf.push(b'}');
+        if self.buf.len() >= 1 << 16 {
+            sha2::Digest::update(&mut self.hash, &self.buf);
+            self.buf.clear();
+        }
+    }
+
+    /// The identity: lowercase hex SHA-256.
+    pub fn finish(mut self) -> String {
+        self.buf.push(b']');
+        sha2::Digest::update(&mut self.hash, &self.buf);
+        crate::hash::hex(&sha2::Digest::finalize(self.hash).into())
+    }
 }
 
 /// The manifest members that the content header keeps (SPEC.md §7.2).
@@ -231,6 +276,39 @@ pub const CONTENT_HEADER_MEMBERS: [&str; 10] = [
     "tables",
     "version",
 ];
+
+/// [`content_header_digest`] with each member's canonical text supplied by
+/// `member(name, out)`, which writes it through `out` (in as many pieces as
+/// it likes) and returns whether the member is present.
+pub fn content_header_digest_by(
+    mut member: impl FnMut(&str, &mut dyn FnMut(&[u8])) -> bool,
+) -> Digest32 {
+    use sha2::{Digest as _, Sha256};
+    let mut h = Sha256::new();
+    h.update(b"{");
+    let mut first = true;
+    for name in CONTENT_HEADER_MEMBERS {
+        let mut head = Vec::with_capacity(name.len() + 4);
+        if !first {
+            head.push(b',');
+        }
+        ndarc_json::write_string(name, &mut head);
+        head.push(b':');
+        let mut started = false;
+        let present = member(name, &mut |piece: &[u8]| {
+            if !started {
+                h.update(&head);
+                started = true;
+            }
+            h.update(piece);
+        });
+        if present {
+            first = false;
+        }
+    }
+    h.update(b"}");
+    h.finalize().into()
+}
 
 /// Digest of the canonical content header: the manifest object restricted to
 /// [`CONTENT_HEADER_MEMBERS`] (those present).
@@ -426,6 +504,7 @@ pub fn cmp_objects(a: (&str, &str), b: (&str, &str)) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hash::sha256;
 
     /// The definition: a copy of the members, serialized whole.
     fn header_digest_by_copy(manifest: &Object<'_>) -> Digest32 {

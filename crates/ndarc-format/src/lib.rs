@@ -43,12 +43,14 @@ pub use catalogue::Affinity;
 pub use code::{Code, Severity};
 pub use finding::{pointer, Finding};
 pub use hash::{ArchiveHasher, ContentHasher, Digest32};
-pub use manifest::{check_manifest, Manifest, ManifestOptions, ManifestOutcome};
+pub use manifest::{
+    check_manifest, check_manifest_line, Manifest, ManifestOptions, ManifestOutcome,
+};
 pub use part::check_line;
 pub use plan::Plan;
 pub use policy::{Policy, PolicyError};
 pub use report::{LineRef, LineReport};
-pub use rescan::{part_keys, rescan_duplicates, PartKeys};
+pub use rescan::{part_keys, rescan_duplicates, rescan_duplicates_twice, PartKeys};
 pub use summary::LineSummary;
 
 /// The `format` identifier of the portability archive.

@@ -1,5 +1,6 @@
 //! The manifest record and its rules (SPEC.md §4).
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
@@ -218,6 +219,290 @@ pub fn check_manifest(
     r: &mut LineReport<'_>,
     options: &ManifestOptions,
 ) -> ManifestOutcome {
+    check(value, &Lazy::default(), r, options)
+}
+
+/// [`check_manifest`] on the manifest line's bytes, which
+/// [`ndarc_json::validate_with`] found to be JSON (`canonical`: and in
+/// canonical form), with the same findings. The tree of the whole line,
+/// many times its size, is never built: the lists of the top-level object
+/// are parsed an element at a time, checked, and dropped, so the memory
+/// is the line plus the typed manifest.
+pub fn check_manifest_line(
+    line: &[u8],
+    canonical: bool,
+    r: &mut LineReport<'_>,
+    options: &ManifestOptions,
+) -> ManifestOutcome {
+    let Ok(text) = std::str::from_utf8(line) else {
+        // Not reached after validate_with; a plain refusal all the same.
+        r.add(
+            Code::ManifestMissing,
+            "",
+            "the first line is not UTF-8 text",
+        );
+        return ManifestOutcome::Fatal;
+    };
+    let (value, lazy) = Lazy::read(text, canonical);
+    check(&value, &lazy, r, options)
+}
+
+/// The containers (arrays and objects) of the manifest line's top-level
+/// object as raw text, for a line read without its tree; empty when the
+/// whole tree was parsed. In the shallow value [`Lazy::read`] returns they
+/// stand as empty containers of the same type.
+#[derive(Default)]
+struct Lazy<'a> {
+    members: HashMap<Cow<'a, str>, &'a str>,
+    /// The line is canonical: a member's text is its canonical form.
+    canonical: bool,
+}
+
+/// The offset of the first non-whitespace byte at or after `i`.
+fn ws(t: &[u8], mut i: usize) -> usize {
+    while let Some(b' ' | b'\t' | b'\n' | b'\r') = t.get(i) {
+        i += 1;
+    }
+    i
+}
+
+/// A value as it stands in the shallow manifest: containers empty.
+fn shallow(raw: &str) -> Value<'_> {
+    match raw.as_bytes().first() {
+        Some(b'[') => Value::Array(Vec::new()),
+        Some(b'{') => Value::Object(Object::new()),
+        _ => ndarc_json::parse(raw.as_bytes()).unwrap_or(Value::Null),
+    }
+}
+
+/// The elements of the array `raw` (valid JSON), as text.
+fn raw_elements(raw: &str) -> impl Iterator<Item = &str> {
+    let t = raw.as_bytes();
+    let mut i = 1;
+    std::iter::from_fn(move || {
+        i = ws(t, i);
+        if matches!(t.get(i), None | Some(b']')) {
+            return None;
+        }
+        let start = i;
+        let end = ndarc_json::skip_value(t, start)?;
+        i = ws(t, end);
+        if t.get(i) == Some(&b',') {
+            i += 1;
+        }
+        Some(&raw[start..end])
+    })
+}
+
+/// The members of the object `raw` (valid JSON): name text (quoted) and
+/// value text.
+fn raw_members(raw: &str) -> impl Iterator<Item = (&str, &str)> {
+    let t = raw.as_bytes();
+    let mut i = 1;
+    std::iter::from_fn(move || {
+        i = ws(t, i);
+        if t.get(i) != Some(&b'"') {
+            return None;
+        }
+        let name_end = ndarc_json::skip_string(t, i)?;
+        let name = &raw[i..name_end];
+        let start = ws(t, ws(t, name_end) + 1);
+        let end = ndarc_json::skip_value(t, start)?;
+        i = ws(t, end);
+        if t.get(i) == Some(&b',') {
+            i += 1;
+        }
+        Some((name, &raw[start..end]))
+    })
+}
+
+/// A JSON string's text (quoted) as its value.
+fn unquote(raw: &str) -> Cow<'_, str> {
+    match ndarc_json::parse(raw.as_bytes()) {
+        Ok(Value::String(s)) => s,
+        _ => Cow::Borrowed(""),
+    }
+}
+
+impl<'a> Lazy<'a> {
+    /// The shallow top-level value of `text` (valid JSON) and its
+    /// containers' text.
+    fn read(text: &'a str, canonical: bool) -> (Value<'a>, Lazy<'a>) {
+        let start = ws(text.as_bytes(), 0);
+        let end = ws_back(text.as_bytes());
+        let raw = &text[start..end.max(start)];
+        let mut lazy = Lazy {
+            members: HashMap::new(),
+            canonical,
+        };
+        if !raw.starts_with('{') {
+            return (shallow(raw), lazy);
+        }
+        let mut obj = Object::new();
+        for (name, v) in raw_members(raw) {
+            let name = unquote(name);
+            if v.starts_with(['[', '{']) {
+                lazy.members.insert(name.clone(), v);
+            }
+            obj.insert(name, shallow(v));
+        }
+        (Value::Object(obj), lazy)
+    }
+
+    /// The list `name`: its text when held here, else `parsed`.
+    fn list<'v>(&self, name: &str, parsed: &'v [Value<'a>]) -> List<'v, 'a> {
+        match self.members.get(name) {
+            Some(raw) => List::Raw(raw),
+            None => List::Parsed(parsed),
+        }
+    }
+
+    /// The object `name`: its text when held here, else `parsed`.
+    fn object<'v>(&self, name: &str, parsed: &'v Object<'a>) -> Members<'v, 'a> {
+        match self.members.get(name) {
+            Some(raw) => Members::Raw(raw),
+            None => Members::Parsed(parsed),
+        }
+    }
+
+    /// The content header digest (SPEC.md §7.2) of the shallow manifest.
+    fn header_digest(&self, obj: &Object<'_>) -> Digest32 {
+        if self.members.is_empty() {
+            return catalogue::content_header_digest(obj);
+        }
+        catalogue::content_header_digest_by(|name, out| {
+            if let Some(raw) = self.members.get(name) {
+                if self.canonical {
+                    out(raw.as_bytes());
+                } else {
+                    canonical_raw(raw, out);
+                }
+                true
+            } else if let Some(v) = obj.get(name) {
+                out(&ndarc_json::to_canonical_vec(v));
+                true
+            } else {
+                false
+            }
+        })
+    }
+}
+
+/// The offset just past the last non-whitespace byte of `t`.
+fn ws_back(t: &[u8]) -> usize {
+    let mut end = t.len();
+    while end > 0 && matches!(t[end - 1], b' ' | b'\t' | b'\n' | b'\r') {
+        end -= 1;
+    }
+    end
+}
+
+/// Writes the canonical form of the container `raw` (valid JSON, not
+/// canonical) to `out` an element or member at a time.
+fn canonical_raw(raw: &str, out: &mut dyn FnMut(&[u8])) {
+    let mut buf = Vec::new();
+    let piece = |buf: &mut Vec<u8>, text: &str| {
+        buf.clear();
+        let _ = ndarc_json::canonicalize(text.as_bytes(), buf);
+    };
+    if raw.starts_with('[') {
+        out(b"[");
+        for (i, e) in raw_elements(raw).enumerate() {
+            if i > 0 {
+                out(b",");
+            }
+            piece(&mut buf, e);
+            out(&buf);
+        }
+        out(b"]");
+    } else {
+        let mut members: Vec<(Cow<'_, str>, &str)> =
+            raw_members(raw).map(|(n, v)| (unquote(n), v)).collect();
+        members.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
+        out(b"{");
+        for (i, (name, v)) in members.iter().enumerate() {
+            buf.clear();
+            if i > 0 {
+                buf.push(b',');
+            }
+            ndarc_json::write_string(name, &mut buf);
+            buf.push(b':');
+            out(&buf);
+            piece(&mut buf, v);
+            out(&buf);
+        }
+        out(b"}");
+    }
+}
+
+/// A list member of the manifest: elements of a parsed tree, or of raw
+/// text parsed one at a time.
+#[derive(Clone, Copy)]
+enum List<'v, 'a> {
+    Parsed(&'v [Value<'a>]),
+    Raw(&'a str),
+}
+
+impl<'a> List<'_, 'a> {
+    fn len(self) -> usize {
+        match self {
+            List::Parsed(l) => l.len(),
+            List::Raw(raw) => raw_elements(raw).count(),
+        }
+    }
+
+    /// Calls `f` with each element and its position.
+    fn for_each(self, mut f: impl FnMut(usize, &Value<'a>)) {
+        match self {
+            List::Parsed(l) => l.iter().enumerate().for_each(|(i, v)| f(i, v)),
+            List::Raw(raw) => {
+                for (i, e) in raw_elements(raw).enumerate() {
+                    // The line was validated: every element parses.
+                    if let Ok(v) = ndarc_json::parse(e.as_bytes()) {
+                        f(i, &v);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// An object member of the manifest, parsed or raw (as [`List`]).
+#[derive(Clone, Copy)]
+enum Members<'v, 'a> {
+    Parsed(&'v Object<'a>),
+    Raw(&'a str),
+}
+
+impl<'a> Members<'_, 'a> {
+    fn is_empty(self) -> bool {
+        match self {
+            Members::Parsed(o) => o.is_empty(),
+            Members::Raw(raw) => raw_members(raw).next().is_none(),
+        }
+    }
+
+    /// Calls `f` with each member's name and value.
+    fn for_each(self, mut f: impl FnMut(&str, &Value<'a>)) {
+        match self {
+            Members::Parsed(o) => o.iter().for_each(|(n, v)| f(n, v)),
+            Members::Raw(raw) => {
+                for (n, v) in raw_members(raw) {
+                    if let Ok(v) = ndarc_json::parse(v.as_bytes()) {
+                        f(&unquote(n), &v);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn check<'a>(
+    value: &Value<'a>,
+    lazy: &Lazy<'a>,
+    r: &mut LineReport<'_>,
+    options: &ManifestOptions,
+) -> ManifestOutcome {
     let Some(obj) = value.as_object() else {
         r.add(
             Code::ManifestMissing,
@@ -328,48 +613,63 @@ pub fn check_manifest(
         m.epoch = n;
     }
 
+    // The schema identity is recomputed over the tables as written, while
+    // they are checked.
+    let mut identity = None;
     if let Some(tables) = r.array(obj, "", "tables") {
-        m.tables = check_tables(tables, r);
+        let (t, id) = check_tables(lazy.list("tables", tables), r);
+        m.tables = t;
+        identity = id;
     }
-    // The schema identity is recomputed over the tables as written.
-    if let Some(tables) = obj.get("tables").and_then(Value::as_array) {
-        let pairs: Vec<(&str, &str)> = tables
-            .iter()
-            .filter_map(|t| Some((t.get("name")?.as_str()?, t.get("sql")?.as_str()?)))
-            .collect();
-        if pairs.len() == tables.len() && obj.get("schema").and_then(Value::as_str).is_some() {
-            let expected = catalogue::schema_identity(pairs.into_iter());
-            if expected != m.schema {
-                r.add(
-                    Code::SchemaMismatch,
-                    "/schema",
-                    format!("schema is {:?} but SHA-256 of the tables' canonical [{{name, sql}}] is {expected:?}", m.schema),
-                );
-            }
+    if let Some(expected) = identity {
+        if obj.get("schema").and_then(Value::as_str).is_some() && expected != m.schema {
+            r.add(
+                Code::SchemaMismatch,
+                "/schema",
+                format!("schema is {:?} but SHA-256 of the tables' canonical [{{name, sql}}] is {expected:?}", m.schema),
+            );
         }
     }
     if let Some(excluded) = r.array(obj, "", "excludedTables") {
-        m.excluded_tables = check_excluded_tables(excluded, &m.tables, r);
+        m.excluded_tables =
+            check_excluded_tables(lazy.list("excludedTables", excluded), &m.tables, r);
     }
     check_dependencies(&m, r);
     if let Some(cols) = r.object(obj, "", "excludedColumns") {
-        m.excluded_columns = check_excluded_columns(cols, &m.tables, r);
+        m.excluded_columns =
+            check_excluded_columns(lazy.object("excludedColumns", cols), &m.tables, r);
     }
     if let Some(list) = r.array(obj, "", "requiredConfiguration") {
-        let mut seen: HashSet<&str> = HashSet::with_capacity(list.len());
-        for (i, v) in list.iter().enumerate() {
+        let list = lazy.list("requiredConfiguration", list);
+        m.required_configuration.reserve_exact(list.len());
+        // The first position of each name's hash: the names themselves are
+        // kept once, in the manifest. Where two names share a hash (a 64-bit
+        // keyed hash: practically never), the earlier names are compared.
+        let state = std::hash::RandomState::new();
+        let mut first: HashMap<u64, usize> = HashMap::with_capacity(list.len());
+        let names = &mut m.required_configuration;
+        list.for_each(|i, v| {
             let p = format!("/requiredConfiguration/{i}");
             match v.as_str() {
                 Some(s) => {
                     r.check_name(s, &p, "configuration name");
-                    if !seen.insert(s) {
+                    let listed = match first.entry(std::hash::BuildHasher::hash_one(&state, s)) {
+                        std::collections::hash_map::Entry::Vacant(e) => {
+                            e.insert(names.len());
+                            false
+                        }
+                        std::collections::hash_map::Entry::Occupied(e) => {
+                            names[*e.get()] == s || names.iter().any(|n| n == s)
+                        }
+                    };
+                    if listed {
                         r.add(
                             Code::DuplicateConfiguration,
                             &p,
                             format!("configuration name {s:?} is listed twice"),
                         );
                     }
-                    m.required_configuration.push(s.to_string());
+                    names.push(s.to_string());
                 }
                 None => r.add(
                     Code::MemberType,
@@ -377,15 +677,15 @@ pub fn check_manifest(
                     format!("configuration names are strings, not {}", v.type_name()),
                 ),
             }
-        }
+        });
     }
     if let Some(objects) = r.array(obj, "", "objects") {
-        m.objects = check_objects(objects, r);
+        m.objects = check_objects(lazy.list("objects", objects), r);
     }
     if let Some(payloads) = r.array(obj, "", "payloads") {
-        m.payloads = check_payloads(payloads, r);
+        m.payloads = check_payloads(lazy.list("payloads", payloads), r);
     }
-    m.header_digest = catalogue::content_header_digest(obj);
+    m.header_digest = lazy.header_digest(obj);
     ManifestOutcome::Read(Box::new(m))
 }
 
@@ -399,11 +699,23 @@ const TABLE_MEMBERS: [&str; 6] = [
 ];
 const COLUMN_MEMBERS: [&str; 4] = ["name", "notnull", "pk", "type"];
 
-fn check_tables(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<Table> {
-    let mut tables: Vec<Table> = Vec::with_capacity(list.len());
+/// The tables, and the schema identity of their names and SQL as written
+/// when every table has both as strings.
+fn check_tables(list: List<'_, '_>, r: &mut LineReport<'_>) -> (Vec<Table>, Option<String>) {
+    let n = list.len();
+    let mut tables: Vec<Table> = Vec::with_capacity(n);
+    let mut identity = Some(catalogue::SchemaIdentity::new());
     // Position of the first table of each name, ignoring ASCII case.
-    let mut by_folded: HashMap<String, usize> = HashMap::with_capacity(list.len());
-    for (i, v) in list.iter().enumerate() {
+    let mut by_folded: HashMap<String, usize> = HashMap::with_capacity(n);
+    list.for_each(|i, v| {
+        match (
+            &mut identity,
+            v.get("name").and_then(Value::as_str),
+            v.get("sql").and_then(Value::as_str),
+        ) {
+            (Some(id), Some(name), Some(sql)) => id.push(name, sql),
+            _ => identity = None,
+        }
         let p = format!("/tables/{i}");
         let Some(o) = v.as_object() else {
             r.add(
@@ -411,7 +723,7 @@ fn check_tables(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<Table> {
                 &p,
                 format!("a table is an object, not {}", v.type_name()),
             );
-            continue;
+            return;
         };
         r.members(o, &p, &TABLE_MEMBERS, &[], "a table");
         let name = r.name(o, &p, "name").unwrap_or_default().to_string();
@@ -523,8 +835,8 @@ fn check_tables(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<Table> {
             rowid_alias,
             count,
         });
-    }
-    tables
+    });
+    (tables, identity.map(catalogue::SchemaIdentity::finish))
 }
 
 /// What the producer's catalogue and its import refuse about a table that
@@ -735,17 +1047,17 @@ fn show(v: &Value<'_>) -> String {
 }
 
 fn check_excluded_tables(
-    list: &[Value<'_>],
+    list: List<'_, '_>,
     tables: &[Table],
     r: &mut LineReport<'_>,
 ) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let archived = folded_names(tables.iter().map(|t| t.name.as_str()));
-    for (i, v) in list.iter().enumerate() {
+    list.for_each(|i, v| {
         let p = format!("/excludedTables/{i}");
         let Some(s) = v.as_str() else {
             r.add(Code::MemberType, &p, "excluded tables are names (strings)");
-            continue;
+            return;
         };
         r.check_name(s, &p, "excluded table");
         if let Some(prev) = out.last() {
@@ -765,7 +1077,7 @@ fn check_excluded_tables(
             );
         }
         out.push(s.to_string());
-    }
+    });
     out
 }
 
@@ -805,7 +1117,7 @@ fn check_dependencies(m: &Manifest, r: &mut LineReport<'_>) {
 }
 
 fn check_excluded_columns(
-    cols: &Object<'_>,
+    cols: Members<'_, '_>,
     tables: &[Table],
     r: &mut LineReport<'_>,
 ) -> Vec<(String, Vec<String>)> {
@@ -817,7 +1129,7 @@ fn check_excluded_columns(
             by_name.entry(t.name.as_str()).or_insert(t);
         }
     }
-    for (table, v) in cols.iter() {
+    cols.for_each(|table, v| {
         let p = join("/excludedColumns", table);
         let t = by_name.get(table).copied();
         if t.is_none() {
@@ -833,7 +1145,7 @@ fn check_excluded_columns(
                 &p,
                 "excluded columns of a table are an array of names",
             );
-            continue;
+            return;
         };
         let mut names: Vec<String> = Vec::new();
         let mut listed: HashSet<&str> = HashSet::new();
@@ -888,7 +1200,7 @@ fn check_excluded_columns(
             names.push(c.to_string());
         }
         out.push((table.to_string(), names));
-    }
+    });
     out
 }
 
@@ -901,9 +1213,9 @@ const OBJECT_MEMBERS: [&str; 6] = [
     "size",
 ];
 
-fn check_objects(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<ObjectEntry> {
+fn check_objects(list: List<'_, '_>, r: &mut LineReport<'_>) -> Vec<ObjectEntry> {
     let mut out: Vec<ObjectEntry> = Vec::with_capacity(list.len());
-    for (i, v) in list.iter().enumerate() {
+    list.for_each(|i, v| {
         let p = format!("/objects/{i}");
         let Some(o) = v.as_object() else {
             r.add(
@@ -911,7 +1223,7 @@ fn check_objects(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<ObjectEntry>
                 &p,
                 format!("an object entry is a JSON object, not {}", v.type_name()),
             );
-            continue;
+            return;
         };
         r.members(o, &p, &OBJECT_MEMBERS, &[], "an object entry");
         let bucket = r.name(o, &p, "bucket").unwrap_or_default().to_string();
@@ -943,7 +1255,7 @@ fn check_objects(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<ObjectEntry>
             http_metadata,
             custom_metadata,
         });
-    }
+    });
     out
 }
 
@@ -990,9 +1302,9 @@ fn metadata(o: &Object<'_>, p: &str, name: &str, r: &mut LineReport<'_>) -> Vec<
     out
 }
 
-fn check_payloads(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<PayloadEntry> {
+fn check_payloads(list: List<'_, '_>, r: &mut LineReport<'_>) -> Vec<PayloadEntry> {
     let mut out: Vec<PayloadEntry> = Vec::with_capacity(list.len());
-    for (i, v) in list.iter().enumerate() {
+    list.for_each(|i, v| {
         let p = format!("/payloads/{i}");
         let Some(o) = v.as_object() else {
             r.add(
@@ -1000,7 +1312,7 @@ fn check_payloads(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<PayloadEntr
                 &p,
                 format!("a payload entry is an object, not {}", v.type_name()),
             );
-            continue;
+            return;
         };
         r.members(o, &p, &["name", "sha256", "size"], &[], "a payload entry");
         let name = r.name(o, &p, "name").unwrap_or_default().to_string();
@@ -1022,7 +1334,7 @@ fn check_payloads(list: &[Value<'_>], r: &mut LineReport<'_>) -> Vec<PayloadEntr
         let size = r.count(o, &p, "size").unwrap_or(0);
         let sha256 = check_sha(o, &p, r);
         out.push(PayloadEntry { name, size, sha256 });
-    }
+    });
     out
 }
 

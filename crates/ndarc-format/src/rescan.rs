@@ -7,7 +7,7 @@
 //! (the fast path's scanner on a canonical line, one parse otherwise), and
 //! [`rescan_duplicates`] keeps a set of digests.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ndarc_json::{Locator, Value};
 
@@ -193,5 +193,150 @@ pub fn rescan_duplicates(
             }
             prev = Some(d);
         }
+    }
+}
+
+/// What receives each part's line number, offset and keys.
+pub type PartSink<'a> = &'a mut dyn FnMut(u64, u64, PartKeys);
+
+/// [`rescan_duplicates`] in less memory, for a caller that can read the
+/// parts twice: `each_part(f)` calls `f(line, offset, keys)` for each part,
+/// the same parts each time. The first reading keeps 20 bytes per key (its
+/// 16-byte digest and its number in the table) in one vector, sorted in
+/// place afterwards so that a key's repeats are next to it. Only when a key
+/// repeats (an error) are the parts read again, for the positions and
+/// texts of the repeats. The same findings as [`rescan_duplicates`], in
+/// the same order.
+pub fn rescan_duplicates_twice(
+    table: &str,
+    each_part: &mut dyn FnMut(PartSink<'_>),
+    findings: &mut Collector,
+) {
+    // [digest, high word first; number]: sorted, a key's repeats follow it
+    // in table order.
+    let mut keys: Vec<[u32; 5]> = Vec::new();
+    each_part(&mut |_, _, pk| {
+        for k in pk.iter() {
+            let Ok(n) = u32::try_from(keys.len()) else {
+                return;
+            };
+            let d = k.digest;
+            keys.push([
+                (d >> 96) as u32,
+                (d >> 64) as u32,
+                (d >> 32) as u32,
+                d as u32,
+                n,
+            ]);
+        }
+    });
+    keys.sort_unstable();
+    // Each repeat → the key's first use. A repeat right after the same key
+    // is a neighbour's, which the first pass reports.
+    let mut repeats: HashMap<u32, u32> = HashMap::new();
+    for group in keys.chunk_by(|a, b| a[..4] == b[..4]) {
+        for w in group.windows(2) {
+            if w[1][4] != w[0][4] + 1 {
+                repeats.insert(w[1][4], group[0][4]);
+            }
+        }
+    }
+    drop(keys);
+    if repeats.is_empty() {
+        return;
+    }
+    let firsts: HashSet<u32> = repeats.values().copied().collect();
+    let mut first_at: HashMap<u32, (u64, usize)> = HashMap::new();
+    let mut n = 0u32;
+    each_part(&mut |line, offset, pk| {
+        let member = if pk.rowid { "rowid" } else { "row" };
+        for k in pk.iter() {
+            if firsts.contains(&n) {
+                first_at.insert(n, (line, k.item));
+            }
+            if let Some(first) = repeats.get(&n) {
+                let (first_line, first_item) = first_at.get(first).copied().unwrap_or((0, 0));
+                findings.push(Finding::new(
+                    Code::DuplicateRowKey,
+                    line,
+                    offset + u64::from(k.offset),
+                    format!("/items/{}/{member}", k.item),
+                    format!(
+                        "row key {} of table {table:?} was already used on line {first_line} (item {first_item})",
+                        k.text
+                    ),
+                ));
+            }
+            n = n.saturating_add(1);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parts of `keys` (key numbers; equal numbers are equal keys), cut
+    /// every `per` keys.
+    fn parts(keys: &[u32], per: usize) -> Vec<(u64, u64, PartKeys)> {
+        keys.chunks(per)
+            .enumerate()
+            .map(|(i, chunk)| {
+                let mut pk = PartKeys::default();
+                for (j, k) in chunk.iter().enumerate() {
+                    pk.push_key(j, 10 * j as u32, |b| {
+                        b.extend_from_slice(format!("[\"key-{k}\"]").as_bytes())
+                    });
+                }
+                (i as u64 + 2, 1000 * i as u64, pk)
+            })
+            .collect()
+    }
+
+    fn both(keys: &[u32], per: usize) -> (Vec<Finding>, Vec<Finding>) {
+        let p = parts(keys, per);
+        let mut once = Collector::new(usize::MAX);
+        rescan_duplicates("t", p.clone().into_iter(), &mut once);
+        let mut twice = Collector::new(usize::MAX);
+        let mut readings = 0;
+        rescan_duplicates_twice(
+            "t",
+            &mut |f| {
+                readings += 1;
+                for (l, o, pk) in p.clone() {
+                    f(l, o, pk)
+                }
+            },
+            &mut twice,
+        );
+        // Read again only when a key repeats apart from its neighbour.
+        assert_eq!(readings, if once.kept.is_empty() { 1 } else { 2 });
+        (once.kept, twice.kept)
+    }
+
+    #[test]
+    fn twice_finds_what_once_finds() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for round in 0..200 {
+            let n = 1 + round % 60;
+            let distinct = 1 + (round % 7) as u64 * n as u64 / 4;
+            let keys: Vec<u32> = (0..n)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    (state % distinct) as u32
+                })
+                .collect();
+            for per in [1, 3, 1000] {
+                let (once, twice) = both(&keys, per);
+                assert_eq!(once, twice, "{keys:?} in parts of {per}");
+            }
+        }
+        // Neighbours only: nothing here, and no second reading.
+        let (once, twice) = both(&[1, 1, 2, 3, 3, 3], 2);
+        assert!(once.is_empty() && twice.is_empty());
+        let (once, _) = both(&[5, 1, 5, 5, 1], 2);
+        assert_eq!(once.len(), 2);
     }
 }

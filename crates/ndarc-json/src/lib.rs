@@ -36,7 +36,8 @@ mod value;
 pub use error::{Error, ErrorKind};
 pub use locate::{locate, skip_string, skip_value, Locator};
 pub use parse::{
-    check_canonical, check_canonical_with, parse, parse_with, ParseOptions, Parsed, MAX_DEPTH,
+    check_canonical, check_canonical_with, parse, parse_with, validate_with, ParseOptions, Parsed,
+    MAX_DEPTH,
 };
 pub use scan::{RawNumber, RawStr, Scalar, Scanner};
 pub use ser::{

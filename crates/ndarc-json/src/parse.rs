@@ -62,6 +62,16 @@ pub fn parse_with(bytes: &[u8], options: ParseOptions) -> Result<Parsed<'_>, Err
     })
 }
 
+/// Checks `bytes` exactly as [`parse_with`] does, with the same errors and
+/// the same `non_canonical_at`, without building the value: for a long
+/// line (the manifest) whose tree would take many times its size.
+pub fn validate_with(bytes: &[u8], options: ParseOptions) -> Result<Option<usize>, Error> {
+    let text = validate(bytes)?;
+    let mut p = Parser::<false>::new(text, options);
+    p.document()?;
+    Ok(p.non_canonical_at)
+}
+
 /// Checks that `bytes` is a valid JSON text under the profile and returns
 /// `Ok(None)` when it is canonical, or `Ok(Some(offset))` of the first
 /// non-canonical byte.
@@ -428,12 +438,16 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
                             sorted = false;
                             if BUILD {
                                 seen.extend(obj.names().cloned());
+                            } else if !self.stop_at_mark {
+                                // The check pass keeps no names while they
+                                // are sorted: read them again, once.
+                                seen.extend(self.names_between(open, name_at));
                             }
                         }
                     }
                 }
             }
-            if BUILD && !sorted && !seen.insert(name.clone()) {
+            if !sorted && !self.stop_at_mark && !seen.insert(name.clone()) {
                 return self.err(
                     ErrorKind::DuplicateMember,
                     name_at,
@@ -472,6 +486,37 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
         self.depth -= 1;
         obj.set_span(open, self.pos);
         Ok(Value::Object(obj))
+    }
+
+    /// The member names of the object whose `{` is at `open`, up to the
+    /// member whose name starts at `end` (text already parsed without error).
+    fn names_between(&self, open: usize, end: usize) -> Vec<Cow<'a, str>> {
+        let mut p = Parser::<'a, false>::new(
+            self.text,
+            ParseOptions {
+                max_depth: self.max_depth,
+            },
+        );
+        p.depth = self.depth;
+        p.pos = open + 1;
+        let mut names = Vec::new();
+        loop {
+            p.skip_ws();
+            if p.pos >= end {
+                break;
+            }
+            let Ok(name) = p.string() else { break };
+            names.push(name);
+            p.skip_ws();
+            p.pos += 1; // :
+            p.skip_ws();
+            if p.value().is_err() {
+                break;
+            }
+            p.skip_ws();
+            p.pos += 1; // ,
+        }
+        names
     }
 
     /// Parses a string at `self.pos` (the opening quote).

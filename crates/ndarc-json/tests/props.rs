@@ -6,8 +6,8 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use ndarc_json::{
-    canonicalize, check_canonical, parse, parse_with, to_canonical_vec, Object, OwnedValue,
-    ParseOptions, Value,
+    canonicalize, check_canonical, parse, parse_with, to_canonical_vec, validate_with, Object,
+    OwnedValue, ParseOptions, Value,
 };
 use proptest::prelude::*;
 
@@ -346,6 +346,18 @@ fn render(v: &Value<'_>, style: Style, seed: u64) -> String {
 fn agree(bytes: &[u8]) -> Result<(), TestCaseError> {
     let parsed = parse_with(bytes, ParseOptions::default());
     let checked = check_canonical(bytes);
+    // The check without a tree gives parse_with's verdict exactly.
+    let validated = validate_with(bytes, ParseOptions::default());
+    match (&parsed, &validated) {
+        (Err(a), Err(b)) => {
+            prop_assert_eq!(
+                (a.code(), a.offset(), a.message()),
+                (b.code(), b.offset(), b.message())
+            )
+        }
+        (Ok(p), Ok(at)) => prop_assert_eq!(p.non_canonical_at, *at),
+        _ => prop_assert!(false, "parse {:?} but validate {:?}", parsed, validated),
+    }
     let mut out = Vec::new();
     let canon = canonicalize(bytes, &mut out);
     match (&parsed, &checked, &canon) {
@@ -486,6 +498,8 @@ proptest! {
         let e = parse(with_dup.as_bytes()).err();
         prop_assert_eq!(e.as_ref().map(|e| e.code()), Some("json_duplicate_member"), "{}", with_dup);
         let e2 = check_canonical(with_dup.as_bytes()).err();
+        let e3 = validate_with(with_dup.as_bytes(), ParseOptions::default()).err();
+        prop_assert_eq!(e.as_ref().map(|e| e.offset()), e3.map(|e| e.offset()));
         prop_assert_eq!(e.map(|e| e.offset()), e2.map(|e| e.offset()));
     }
 }

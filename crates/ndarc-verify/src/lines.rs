@@ -586,9 +586,8 @@ impl<'a> LineSource<'a> {
             let window = avail.min(window_max);
             if let Some(i) = memchr(b'\n', &self.buf[self.start + scanned..self.start + window]) {
                 let lf = self.start + scanned + i;
-                let bytes = LineBytes(Repr::Owned(self.pool.copy(&self.buf[self.start..lf])));
                 self.pos += (lf - self.start) as u64 + 1;
-                self.start = lf + 1;
+                let bytes = LineBytes(Repr::Owned(self.take_line(lf)));
                 return Ok(Some(Raw::Bytes(bytes, true)));
             }
             scanned = window;
@@ -649,6 +648,33 @@ impl<'a> LineSource<'a> {
         }
     }
 
+    /// The bytes from `start` to `lf` as a pooled buffer. A line that the
+    /// buffer grew for (a manifest of up to 256 MiB) takes the buffer
+    /// itself, rather than a copy beside it; the bytes after it move to a
+    /// fresh buffer of [`CHUNK`]. The unread bytes start after the LF.
+    fn take_line(&mut self, lf: usize) -> Pooled {
+        let rest = self.end - (lf + 1);
+        if lf - self.start <= 4 * CHUNK || rest > CHUNK {
+            let line = self.pool.copy(&self.buf[self.start..lf]);
+            self.start = lf + 1;
+            return line;
+        }
+        let mut next = vec![0; CHUNK];
+        next[..rest].copy_from_slice(&self.buf[lf + 1..self.end]);
+        let mut line = std::mem::replace(&mut self.buf, next);
+        line.truncate(lf);
+        if self.start > 0 {
+            line.copy_within(self.start.., 0);
+            line.truncate(lf - self.start);
+        }
+        self.start = 0;
+        self.end = rest;
+        Pooled {
+            buf: line,
+            pool: Arc::clone(&self.pool),
+        }
+    }
+
     /// Reads more: the unread bytes move to the front of the buffer, which
     /// grows only while a line (within its limit) needs the room, then one
     /// read fills what is free.
@@ -660,7 +686,14 @@ impl<'a> LineSource<'a> {
         }
         if self.end == self.buf.len() {
             let grow = self.buf.len().max(CHUNK);
-            let len = (self.buf.len() + grow).min(max_line.saturating_add(CHUNK).max(CHUNK));
+            let mut len = (self.buf.len() + grow).min(max_line.saturating_add(CHUNK).max(CHUNK));
+            if let (Backing::File(_), Some(total)) = (&self.backing, self.total) {
+                // No room (zeroed, so resident) past what the file holds.
+                let left = total.saturating_sub(self.read_pos);
+                // At least a chunk more, should the file have grown.
+                let left = usize::try_from(left).unwrap_or(usize::MAX).max(CHUNK);
+                len = len.min(self.end.saturating_add(left));
+            }
             self.buf.resize(len.max(self.end + 1), 0);
         } else if self.end < CHUNK / 2 && self.buf.len() > 4 * CHUNK {
             // Give back the room a long line needed.

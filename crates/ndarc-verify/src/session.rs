@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ndarc_format::{
-    check_manifest, rescan_duplicates, Assembler, Code, Collector, Digest32, Finding, LineRef,
-    LineReport, LineSummary, Manifest, ManifestOptions, ManifestOutcome, PartRun, Plan,
+    check_manifest_line, rescan_duplicates_twice, Assembler, Code, Collector, Digest32, Finding,
+    LineRef, LineReport, LineSummary, Manifest, ManifestOptions, ManifestOutcome, Plan,
 };
 
 use crate::{Options, Report};
@@ -59,7 +59,9 @@ pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
         );
         None
     } else {
-        match ndarc_json::parse_with(at.bytes, Default::default()) {
+        // Checked without the line's tree, many times its size: the typed
+        // manifest is read from the text (SPEC.md §11).
+        match ndarc_json::validate_with(at.bytes, Default::default()) {
             Err(e) => {
                 lr.add_at(
                     Code::from(e.kind()),
@@ -69,12 +71,13 @@ pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
                 );
                 None
             }
-            Ok(parsed) => {
-                if let Some(nc) = parsed.non_canonical_at {
+            Ok(non_canonical_at) => {
+                if let Some(nc) = non_canonical_at {
                     lr.add_at(Code::NotCanonical, nc, "", "the manifest line is valid JSON but not its canonical (RFC 8785) form; `ndarc canon` rewrites it");
                 }
-                match check_manifest(
-                    &parsed.value,
+                match check_manifest_line(
+                    at.bytes,
+                    non_canonical_at.is_none(),
                     &mut lr,
                     &ManifestOptions {
                         formats: options.formats.clone(),
@@ -82,7 +85,11 @@ pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
                 ) {
                     ManifestOutcome::Read(m) => {
                         if let Some(policy) = &options.policy {
-                            policy.check_manifest(&parsed.value, &mut lr);
+                            // The policy reads the tree (a manifest checked
+                            // against a policy costs its tree too).
+                            if let Ok(value) = ndarc_json::parse(at.bytes) {
+                                policy.check_manifest(&value, &mut lr);
+                            }
                         }
                         Some(*m)
                     }
@@ -232,37 +239,31 @@ impl Session {
             let name = self.plan.manifest.tables[*t].name.clone();
             let plan = &self.plan;
             let mut failed = Vec::new();
-            let mut todo = runs.iter();
-            // (next line, end line, its offset) of the run being read.
-            let mut cur: Option<(u64, u64, u64)> = None;
-            let keys = std::iter::from_fn(|| loop {
-                let (line, end, offset) = match &mut cur {
-                    Some(c) => c,
-                    None => {
-                        let r: &PartRun = todo.next()?;
-                        cur = Some((r.line, r.line + r.count, r.offset));
-                        continue;
-                    }
-                };
-                if *line >= *end {
-                    cur = None;
-                    continue;
-                }
-                let (l, at) = (*line, *offset);
-                *line += 1;
-                match reread(l, at) {
-                    Ok((bytes, next)) => {
-                        *offset = next;
-                        return Some((l, at, ndarc_format::part::part_keys(plan, *t, &bytes)));
-                    }
-                    Err(f) => {
-                        // The rest of the run cannot be found either.
-                        failed.push(f);
-                        cur = None;
+            // Reads the table's parts (twice when a key repeats); a part
+            // that cannot be read again is reported once.
+            let mut readings = 0;
+            let mut each_part = |f: &mut dyn FnMut(u64, u64, ndarc_format::PartKeys)| {
+                readings += 1;
+                for r in runs {
+                    let mut offset = r.offset;
+                    for l in r.line..r.line + r.count {
+                        match reread(l, offset) {
+                            Ok((bytes, next)) => {
+                                f(l, offset, ndarc_format::part::part_keys(plan, *t, &bytes));
+                                offset = next;
+                            }
+                            Err(e) => {
+                                // The rest of the run cannot be found either.
+                                if readings == 1 {
+                                    failed.push(e);
+                                }
+                                break;
+                            }
+                        }
                     }
                 }
-            });
-            rescan_duplicates(&name, keys, &mut c);
+            };
+            rescan_duplicates_twice(&name, &mut each_part, &mut c);
             for f in failed {
                 c.push(f);
             }

@@ -1,5 +1,6 @@
 //! `ndarc inspect`: what an archive holds, from its manifest and closing.
 
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -199,7 +200,9 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
             None => Failure::new(format!("{name}: not a manifest")),
         });
     };
-    let parsed = ndarc_json::parse(&ends.manifest)
+    // Checked without building the line's tree (many times its size); the
+    // journal and migrations alone are parsed, below.
+    ndarc_json::validate_with(&ends.manifest, Default::default())
         .map_err(|e| Failure::new(format!("{name}: line 1 is not JSON: {e}")))?;
     let problems: Vec<_> = read
         .findings
@@ -222,8 +225,9 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
         .as_ref()
         .and_then(|c| c.get("partCount"))
         .and_then(|v| v.as_safe_integer());
-    let journal = parsed.get("journal");
-    let migrations = parsed.get("migrations");
+    let journal = top_member(&ends.manifest, "journal");
+    let migrations = top_member(&ends.manifest, "migrations");
+    let (journal, migrations) = (journal.as_ref(), migrations.as_ref());
     let journal_bytes = journal
         .map(|j| ndarc_json::to_canonical_string(j).len())
         .unwrap_or(0);
@@ -234,6 +238,13 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
             serde_json::from_str::<serde_json::Value>(&ndarc_json::to_canonical_string(v)).ok()
         })
     };
+    // Excluded columns by table, looked up once per table (the first entry
+    // of a name, as `Manifest::excluded_columns_of` finds).
+    let mut excluded_of: HashMap<&str, &[String]> = HashMap::new();
+    for (t, cols) in &manifest.excluded_columns {
+        excluded_of.entry(t.as_str()).or_insert(cols.as_slice());
+    }
+    let excluded_of = |t: &str| excluded_of.get(t).copied().unwrap_or(&[]);
     let (obj_bytes, pay_bytes) = manifest.binary_bytes();
     let rows: u64 = manifest.tables.iter().map(|t| t.count).sum();
     let mut out = String::new();
@@ -255,7 +266,7 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
                 "primaryKey": t.primary_key().iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
                 "columns": t.columns,
                 "dependencies": t.dependencies,
-                "excludedColumns": manifest.excluded_columns_of(&t.name),
+                "excludedColumns": excluded_of(&t.name),
             })).collect::<Vec<_>>(),
             "rows": rows,
             "objects": {"count": manifest.objects.len(), "bytes": obj_bytes},
@@ -323,7 +334,7 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
                 "  {:<width$}  {:>10} rows  {key}\n",
                 t.name, t.count
             ));
-            let excluded = manifest.excluded_columns_of(&t.name);
+            let excluded: HashSet<&str> = excluded_of(&t.name).iter().map(String::as_str).collect();
             for c in &t.columns {
                 let mut notes = Vec::new();
                 if c.pk > 0 {
@@ -342,7 +353,7 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
                         }
                     ));
                 }
-                if excluded.contains(&c.name) {
+                if excluded.contains(c.name.as_str()) {
                     notes.push("excluded".to_string());
                 }
                 out.push_str(&format!(
@@ -468,6 +479,14 @@ fn list(items: &[String]) -> String {
     } else {
         items.join(", ")
     }
+}
+
+/// The member `name` of the top-level object `line` (valid JSON), parsed
+/// alone.
+fn top_member<'a>(line: &'a [u8], name: &str) -> Option<ndarc_json::Value<'a>> {
+    let at = ndarc_json::locate(line, &ndarc_format::pointer([name]))?;
+    let end = ndarc_json::skip_value(line, at)?;
+    ndarc_json::parse(&line[at..end]).ok()
 }
 
 /// The entries of a journal or migration list: the elements of an array, or
