@@ -81,13 +81,23 @@ fn best_of_3(mut f: impl FnMut()) -> Duration {
         .unwrap_or_default()
 }
 
-/// Time on the 4× input over time on the 1× input, far below the 16 of a
-/// quadratic algorithm.
-fn assert_linear(what: &str, small: Duration, large: Duration) {
-    let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-6);
-    assert!(
-        ratio < 9.0,
-        "{what}: 4× the input took {ratio:.1}× the time ({small:?} → {large:?})"
+/// Asserts that `large` (the work on a 4× input) takes far less than the
+/// 16 times `small` takes that a quadratic algorithm needs: under 9 times,
+/// the best of three runs of each. A busy machine can spoil one round, so
+/// up to three rounds are measured; a quadratic algorithm fails them all.
+fn assert_linear(what: &str, mut small: impl FnMut(), mut large: impl FnMut()) {
+    let mut ratios = Vec::new();
+    for _ in 0..3 {
+        let (s, l) = (best_of_3(&mut small), best_of_3(&mut large));
+        let ratio = l.as_secs_f64() / s.as_secs_f64().max(1e-6);
+        if ratio < 9.0 {
+            return;
+        }
+        ratios.push(format!("{ratio:.1}× ({s:?} → {l:?})"));
+    }
+    panic!(
+        "{what}: 4× the input took, in three rounds, {}",
+        ratios.join(", ")
     );
 }
 
@@ -98,35 +108,37 @@ fn manifest_checks_are_linear() {
     let small = manifest(10_000, 5_000);
     let large = manifest(40_000, 20_000);
     // Every finding located: duplicate configuration names and schema.
-    let t_small = best_of_3(|| {
-        let (plan, findings) = plan_of(&small, usize::MAX);
-        assert_eq!(plan.tables.len(), 10_000);
-        assert_eq!(
-            findings
+    assert_linear(
+        "manifest check",
+        || {
+            let (plan, findings) = plan_of(&small, usize::MAX);
+            assert_eq!(plan.tables.len(), 10_000);
+            assert_eq!(
+                findings
+                    .iter()
+                    .filter(|f| f.code == Code::DuplicateConfiguration)
+                    .count(),
+                500
+            );
+        },
+        || {
+            let (plan, findings) = plan_of(&large, usize::MAX);
+            assert_eq!(plan.tables.len(), 40_000);
+            // The excluded column is left out of the rows, by a lookup.
+            assert_eq!(plan.tables[39_999].columns.len(), 1);
+            assert_eq!(plan.tables[39_999].pk, [0]);
+            let dup: Vec<_> = findings
                 .iter()
                 .filter(|f| f.code == Code::DuplicateConfiguration)
-                .count(),
-            500
-        );
-    });
-    let t_large = best_of_3(|| {
-        let (plan, findings) = plan_of(&large, usize::MAX);
-        assert_eq!(plan.tables.len(), 40_000);
-        // The excluded column is left out of the rows, by a lookup.
-        assert_eq!(plan.tables[39_999].columns.len(), 1);
-        assert_eq!(plan.tables[39_999].pk, [0]);
-        let dup: Vec<_> = findings
-            .iter()
-            .filter(|f| f.code == Code::DuplicateConfiguration)
-            .collect();
-        assert_eq!(dup.len(), 2_000);
-        // Positions are the values' own.
-        let last = dup[1_999];
-        assert_eq!(last.pointer, "/requiredConfiguration/19999");
-        assert!(large[last.offset as usize..].starts_with("\"CONFIG_NAME_000019998\""));
-        assert!(!findings.iter().any(|f| f.code == Code::MissingDependency));
-    });
-    assert_linear("manifest check", t_small, t_large);
+                .collect();
+            assert_eq!(dup.len(), 2_000);
+            // Positions are the values' own.
+            let last = dup[1_999];
+            assert_eq!(last.pointer, "/requiredConfiguration/19999");
+            assert!(large[last.offset as usize..].starts_with("\"CONFIG_NAME_000019998\""));
+            assert!(!findings.iter().any(|f| f.code == Code::MissingDependency));
+        },
+    );
 }
 
 /// A manifest of one table `t` with a text primary key, and `parts` parts.
@@ -184,26 +196,24 @@ fn part_keys_are_read_in_one_pass() {
             }
         };
         let (small, large) = (line(20_000), line(80_000));
-        let t_small = best_of_3(|| {
-            assert_eq!(part_keys(&plan, 0, small.as_bytes()).len(), 20_000);
-        });
-        let t_large = best_of_3(|| {
-            let keys = part_keys(&plan, 0, large.as_bytes());
-            assert_eq!(keys.len(), 80_000);
-            let k = keys.iter().nth(79_999).unwrap();
-            assert_eq!(k.item, 79_999);
-            assert!(large[k.offset as usize..].starts_with("{\"k\":\"key-"));
-            assert_eq!(k.text, format!("[\"key-{:08}\"]", shuffled(80_000)[79_999]));
-            assert_eq!(k.digest, ndarc_format::key::key_digest(k.text.as_bytes()));
-        });
         assert_linear(
             if canonical {
                 "keys, scanned"
             } else {
                 "keys, parsed"
             },
-            t_small,
-            t_large,
+            || {
+                assert_eq!(part_keys(&plan, 0, small.as_bytes()).len(), 20_000);
+            },
+            || {
+                let keys = part_keys(&plan, 0, large.as_bytes());
+                assert_eq!(keys.len(), 80_000);
+                let k = keys.iter().nth(79_999).unwrap();
+                assert_eq!(k.item, 79_999);
+                assert!(large[k.offset as usize..].starts_with("{\"k\":\"key-"));
+                assert_eq!(k.text, format!("[\"key-{:08}\"]", shuffled(80_000)[79_999]));
+                assert_eq!(k.digest, ndarc_format::key::key_digest(k.text.as_bytes()));
+            },
         );
     }
 }
