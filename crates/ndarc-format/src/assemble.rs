@@ -142,8 +142,9 @@ pub struct Outcome {
     pub parts: u64,
     /// Tables whose rows were out of key order: their duplicate keys must be
     /// found by re-reading their parts ([`rescan_duplicates`](crate::rescan_duplicates)). Each entry is
-    /// a table position and the runs of its part lines.
-    pub rescan: Vec<(usize, Vec<PartRun>)>,
+    /// a table position, the runs of its part lines and the rows read from
+    /// them (seen, not claimed: the re-scan sizes its key vector by it).
+    pub rescan: Vec<(usize, Vec<PartRun>, u64)>,
 }
 
 /// Consecutive part lines of one table: `count` lines from line `line`,
@@ -639,7 +640,7 @@ impl Assembler {
             .iter_mut()
             .enumerate()
             .filter(|(_, t)| t.unordered && t.parts.iter().map(|r| r.count).sum::<u64>() > 1)
-            .map(|(i, t)| (i, std::mem::take(&mut t.parts)))
+            .map(|(i, t)| (i, std::mem::take(&mut t.parts), t.rows))
             .collect();
         let outcome = Outcome {
             closing: closing.map(|c| c.0),

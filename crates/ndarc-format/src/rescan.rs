@@ -200,7 +200,8 @@ pub fn rescan_duplicates(
 pub type PartSink<'a> = &'a mut dyn FnMut(u64, u64, PartKeys);
 
 /// [`rescan_duplicates`] in less memory, for a caller that can read the
-/// parts twice: `each_part(f)` calls `f(line, offset, keys)` for each part,
+/// parts twice and knows how many rows the first pass read (`rows`):
+/// `each_part(f)` calls `f(line, offset, keys)` for each part,
 /// the same parts each time. The first reading keeps 20 bytes per key (its
 /// 16-byte digest and its number in the table) in one vector, sorted in
 /// place afterwards so that a key's repeats are next to it. Only when a key
@@ -209,12 +210,16 @@ pub type PartSink<'a> = &'a mut dyn FnMut(u64, u64, PartKeys);
 /// the same order.
 pub fn rescan_duplicates_twice(
     table: &str,
+    rows: u64,
     each_part: &mut dyn FnMut(PartSink<'_>),
     findings: &mut Collector,
 ) {
     // [digest, high word first; number]: sorted, a key's repeats follow it
-    // in table order.
-    let mut keys: Vec<[u32; 5]> = Vec::new();
+    // in table order. `rows` is what the first pass read, so reserving it
+    // allocates nothing a file merely claims, and spares the vector's
+    // doublings (old and new buffers together: up to 40 bytes a key).
+    let mut keys: Vec<[u32; 5]> =
+        Vec::with_capacity(usize::try_from(rows.min(u64::from(u32::MAX))).unwrap_or(0));
     each_part(&mut |_, _, pk| {
         for k in pk.iter() {
             let Ok(n) = u32::try_from(keys.len()) else {
@@ -301,6 +306,7 @@ mod tests {
         let mut readings = 0;
         rescan_duplicates_twice(
             "t",
+            keys.len() as u64,
             &mut |f| {
                 readings += 1;
                 for (l, o, pk) in p.clone() {

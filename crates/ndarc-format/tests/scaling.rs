@@ -236,7 +236,7 @@ fn verify(plan: Plan, lines: &[String]) -> Vec<ndarc_format::Finding> {
         offset += l.len() as u64 + 1;
     }
     let (outcome, mut c) = asm.finish((lines.len() as u64 + 2, offset));
-    for (t, parts) in &outcome.rescan {
+    for (t, parts, _) in &outcome.rescan {
         // Each run is `count` consecutive lines from `line`.
         let (plan, positions) = (&plan, &positions);
         let keys = parts.iter().flat_map(|run| {

@@ -235,7 +235,7 @@ impl Session {
         } else {
             self.asm.finish(eof)
         };
-        for (t, runs) in &outcome.rescan {
+        for (t, runs, rows) in &outcome.rescan {
             let name = self.plan.manifest.tables[*t].name.clone();
             let plan = &self.plan;
             let mut failed = Vec::new();
@@ -263,7 +263,7 @@ impl Session {
                     }
                 }
             };
-            rescan_duplicates_twice(&name, &mut each_part, &mut c);
+            rescan_duplicates_twice(&name, *rows, &mut each_part, &mut c);
             for f in failed {
                 c.push(f);
             }
