@@ -102,5 +102,6 @@ fn the_line_and_the_tree_give_the_same_manifest() {
             }
         }
     }
-    assert!(checked > 900, "{checked} lines");
+    // 255 corpus files: each first line, and again respelled when it parses.
+    assert!(checked > 450, "{checked} lines");
 }

@@ -506,11 +506,13 @@ fn a_manifest_at_the_limit_is_checked_in_bounded_memory() {
     assert_eq!(r.code, Some(0), "{r:?}");
     assert!(r.stdout.contains("350000 (0 rows)"), "{}", &r.stdout[..500]);
     peak("inspect", &r, 6);
-    // Two manifests, each read and verified (a typed copy for the diff).
+    // Two manifests, each read and verified (a typed copy for the diff,
+    // and its plan): 18.3 times the line in CI. Before, diff took 21 times
+    // and 430 s; the time limit alone fails that.
     let r = run(&["diff", s(&file), s(&file)], Input::Null, 180, 8192);
     assert_eq!(r.code, Some(0), "{r:?}");
     assert!(r.stdout.contains("no differences"), "{r:?}");
-    peak("diff", &r, 18);
+    peak("diff", &r, 20);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
