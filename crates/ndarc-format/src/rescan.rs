@@ -177,15 +177,13 @@ pub fn rescan_duplicates(
             if let Some(&(first_part, first_item)) = seen.get(&d) {
                 if prev != Some(d) {
                     let first_line = lines.get(first_part as usize).copied().unwrap_or(0);
-                    findings.push(Finding::new(
-                        Code::DuplicateRowKey,
+                    findings.push(duplicate(
+                        table,
                         line,
-                        offset + u64::from(k.offset),
-                        format!("/items/{}/{member}", k.item),
-                        format!(
-                            "row key {} of table {table:?} was already used on line {first_line} (item {first_item})",
-                            k.text
-                        ),
+                        offset,
+                        member,
+                        &k,
+                        (first_line, first_item),
                     ));
                 }
             } else {
@@ -194,6 +192,30 @@ pub fn rescan_duplicates(
             prev = Some(d);
         }
     }
+}
+
+/// The `duplicate_row_key` finding of key `k` of the part on `line` at
+/// `offset`, first used on line `first.0` (item `first.1`): the one wording
+/// of both re-scans.
+fn duplicate(
+    table: &str,
+    line: u64,
+    offset: u64,
+    member: &str,
+    k: &PartKey,
+    first: (u64, impl std::fmt::Display),
+) -> Finding {
+    let (first_line, first_item) = first;
+    Finding::new(
+        Code::DuplicateRowKey,
+        line,
+        offset + u64::from(k.offset),
+        format!("/items/{}/{member}", k.item),
+        format!(
+            "row key {} of table {table:?} was already used on line {first_line} (item {first_item})",
+            k.text
+        ),
+    )
 }
 
 /// What receives each part's line number, offset and keys.
@@ -260,17 +282,8 @@ pub fn rescan_duplicates_twice(
                 first_at.insert(n, (line, k.item));
             }
             if let Some(first) = repeats.get(&n) {
-                let (first_line, first_item) = first_at.get(first).copied().unwrap_or((0, 0));
-                findings.push(Finding::new(
-                    Code::DuplicateRowKey,
-                    line,
-                    offset + u64::from(k.offset),
-                    format!("/items/{}/{member}", k.item),
-                    format!(
-                        "row key {} of table {table:?} was already used on line {first_line} (item {first_item})",
-                        k.text
-                    ),
-                ));
+                let first = first_at.get(first).copied().unwrap_or((0, 0));
+                findings.push(duplicate(table, line, offset, member, &k, first));
             }
             n = n.saturating_add(1);
         }
