@@ -4,10 +4,13 @@
 use ndarc_format::hash::{hex, sha256};
 use ndarc_format::{ArchiveHasher, Code};
 
+use ndarc_json::Value;
+
 use crate::error::lines;
 use crate::rng::Rng;
 
 use super::edit::{n, obj_mut, s, At, Edit, Model, Need, R};
+use super::fixture::{build, case, Fixture, Recs, CLOSING};
 use super::Mutation;
 
 pub(super) const MUTATIONS: &[Mutation] = &[
@@ -100,4 +103,43 @@ fn archive_hash_mismatch(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             c.insert("archiveHash", s(v));
         }),
     )
+}
+
+// ------------------------------------------------------------- fixtures
+
+/// The fixtures of `testdata/invalid` for these rules, from the base
+/// archive's records (see `framing::fixtures` for its lines).
+pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
+    let c = |name, line, ptr| case(r, name, line, ptr);
+    let other = || Value::from(hex(&sha256(b"other")));
+    build(vec![
+        c("part_count_mismatch", 1, "/partCount")
+            .unsealed(|s| s.part_count = false)
+            .note("the manifest says 8 parts; there are 7 (the closing says 7)")
+            .put("8")
+            .closing_member("partCount", |_, _| Ok(Value::from(7))),
+        c("part_count_mismatch-closing", CLOSING, "/partCount").put("6"),
+        c("content_hash_mismatch", CLOSING, "/contentHash")
+            .closing_member("contentHash", move |_, _| Ok(other())),
+        c("content_hash_mismatch-rowid", CLOSING, "/contentHash")
+            .note("contentHash computed without the rowids of notes")
+            .closing_member("contentHash", |_, r| {
+                let mut r = r.clone();
+                for p in ["/items/0/rowid", "/items/1/rowid", "/items/2/rowid"] {
+                    r.del(1, p)?;
+                }
+                Ok(Value::from(r.content_hash()?))
+            }),
+        c("archive_hash_mismatch", CLOSING, "/archiveHash")
+            .closing_member("archiveHash", move |_, _| Ok(other())),
+        c("archive_hash_mismatch-with-lf", CLOSING, "/archiveHash")
+            .note("archiveHash computed over lines with their LF")
+            .closing_member("archiveHash", |_, r| {
+                let mut digests = Vec::new();
+                for l in r.lines() {
+                    digests.extend_from_slice(&sha256(&[&l[..], b"\n"].concat()));
+                }
+                Ok(Value::from(hex(&sha256(&digests))))
+            }),
+    ])
 }

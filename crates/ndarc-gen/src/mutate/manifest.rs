@@ -13,6 +13,7 @@ use super::edit::{
     arr, arr_mut, n, obj, obj_mut, pick, s, str_at, strings, At, Bin, BinKind, Edit, Model, Need,
     Tab, R,
 };
+use super::fixture::{self as fx, build, case, Fixture, Recs, CLOSING, KVC, M, NOTES, USERS};
 use super::Mutation;
 
 pub(super) const MUTATIONS: &[Mutation] = &[
@@ -577,4 +578,121 @@ fn schema_mismatch(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     };
     m.manifest.insert("schema", s(value));
     Ok(Edit::new(At::Manifest, what).seal(|o| o.schema = false))
+}
+
+// ------------------------------------------------------------- fixtures
+
+/// A part line that replaces the last line (an empty part added for it, so
+/// that `partCount` counts it).
+fn last_line(line: &'static [u8]) -> impl Fn(&mut Vec<Vec<u8>>) -> R<()> {
+    move |ls| {
+        *ls.last_mut().need("no lines")? = line.to_vec();
+        Ok(())
+    }
+}
+
+/// The fixtures of `testdata/invalid` for these rules, from the base
+/// archive's records (see `framing::fixtures` for its lines).
+pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
+    let c = |name, line, ptr| case(r, name, line, ptr);
+    let too_long = format!("\"{}\"", "\u{1F600}".repeat(257));
+    build(vec![
+        c("record_kind", 9, "/kind")
+            .note("an extra line (line 9) after the payloads whose kind is neither part nor closing (partCount counts it)")
+            .add_part("[]")
+            .raw(last_line(br#"{"kind":"note"}"#)),
+        c("record_kind-item", 9, "/items/0/kind")
+            .add_part(r#"[{"kind":"blob","data":""}]"#),
+        c("record_kind-manifest-again", 9, "/kind")
+            .add_part("[]")
+            .raw(|ls| {
+                let m = ls[0].clone();
+                *ls.last_mut().need("no lines")? = m;
+                Ok(())
+            }),
+        c("record_kind-not-object", 9, "").add_part("[]").raw(last_line(b"[]")),
+        c("unknown_member", 1, "/comment").put(r#""hello""#),
+        c("unknown_member-table", 1, "/tables/1/without_rowid").put("false"),
+        c("unknown_member-column", 1, "/tables/1/columns/1/collation").put(r#""NOCASE""#),
+        c("unknown_member-object", 1, "/objects/0/etag").put(r#""abc""#),
+        c("unknown_member-payload", 1, "/payloads/1/type").put(r#""json""#),
+        c("unknown_member-part", 2, "/table").put(r#""notes""#),
+        c("unknown_member-row", 3, "/items/1/deleted").put("false"),
+        c("unknown_member-rowid", 3, "/items/0/rowid")
+            .note("a row of a primary-key table (rowidAlias null) carries a rowid")
+            .put("3"),
+        c("unknown_member-chunk", 4, "/items/0/size").put("13"),
+        c("unknown_member-closing", CLOSING, "/receipt").put("null"),
+        c("missing_member", 1, "").del(M, "/journal"),
+        c("missing_member-table", 1, "/tables/0")
+            .note("a rowid table without dependencies member")
+            .del(M, "/tables/0/dependencies"),
+        c("missing_member-part-index", 3, "").del(USERS, "/index"),
+        c("missing_member-row-index", 2, "/items/1").del(NOTES, "/items/1/index"),
+        c("missing_member-rowid", 2, "/items/1")
+            .note("a row of a rowid table without its rowid")
+            .del(NOTES, "/items/1/rowid"),
+        c("missing_member-closing", CLOSING, "")
+            .closing(|c, _| c.remove("contentHash").map(drop).need("no contentHash")),
+        c("missing_member-object", 1, "/objects/1").del(M, "/objects/1/customMetadata"),
+        c("missing_member-chunk", 7, "/items/0")
+            .also(&["binary_missing"])
+            .note("a payload chunk without data carries no bytes")
+            .del(KVC, "/items/0/data"),
+        c("member_type", 1, "/product").put("5"),
+        c("member_type-tables", 1, "/excludedTables").put(r#""sessions""#),
+        c("member_type-sql", 1, "/tables/1/sql")
+            .also(&["invalid_table_sql"])
+            .note("sql is not a string: the table is not a CREATE TABLE statement either")
+            .put("null"),
+        c("member_type-rowid-alias", 1, "/tables/1/rowidAlias").put("false"),
+        c("member_type-configuration", 1, "/requiredConfiguration/0").put("7"),
+        c("member_type-part-items", 9, "/items").add_part("{}"),
+        c("member_type-closing", CLOSING, "/archiveHash").put("0"),
+        c("unsupported_format", 1, "/format").put(r#""rer-portability-3""#),
+        c("unsupported_format-accepted-other", 1, "/format")
+            .option("formats", r#"["other-format"]"#)
+            .note("with --accept-format other-format, rer-portability is not accepted"),
+        c("unsupported_version", 1, "/version").put("3"),
+        c("unsupported_version-string", 1, "/version").put(r#""2""#),
+        c("invalid_name", 1, "/product").put(r#""""#),
+        c("invalid_name-control", 1, "/sourceIdentity").put(r#""src\t1""#),
+        c("invalid_name-too-long", 1, "/requiredConfiguration/0")
+            .note("257 astral characters are 514 UTF-16 code units (the limit is 512)")
+            .put(&too_long),
+        c("invalid_name-table", 1, "/tables/0/name")
+            .note("a table name with LF; its rows name it the same way")
+            .put(r#""no\ntes""#)
+            .with(|r| r.each(NOTES, "/table", &Value::from("no\ntes"))),
+        c("invalid_name-bucket", 1, "/objects/0/bucket")
+            .note("bucket files\\u0000 (for both objects and their chunks); the first finding is at /objects/0/bucket")
+            .with(|r| {
+                let b = Value::from("files\0");
+                r.set(M, "/objects/0/bucket", b.clone())?;
+                r.set(M, "/objects/1/bucket", b.clone())?;
+                (fx::GREET..=fx::LOGO1).try_for_each(|k| r.each(k, "/bucket", &b))
+            }),
+        c("invalid_exported_at", 1, "/exportedAt").put(r#""2023-02-29T00:00:00.000Z""#),
+        c("invalid_exported_at-no-millis", 1, "/exportedAt").put(r#""2026-01-02T03:04:05Z""#),
+        c("invalid_exported_at-offset", 1, "/exportedAt")
+            .put(r#""2026-01-02T03:04:05.678+00:00""#),
+        c("invalid_integer", 1, "/epoch").put("-1"),
+        c("invalid_integer-fraction", 1, "/epoch").put("1.5"),
+        c("invalid_integer-unsafe", 1, "/epoch").put("9007199254740992"),
+        c("invalid_integer-part-index", 3, "/index").put("-1"),
+        c("invalid_integer-closing", CLOSING, "/partCount").put("7.5"),
+        c("schema_mismatch", 1, "/schema")
+            .unsealed(|s| s.schema = false)
+            .put(&format!("\"{}\"", "0".repeat(64))),
+        c("schema_mismatch-stale", 1, "/schema")
+            .note("the schema of the tables before a column was added")
+            .unsealed(|s| s.schema = false)
+            .with(|r| {
+                r.set(M, "/schema", Value::from(r.schema()))?;
+                let sql = r.at(M, "/tables/1/sql")?.as_str().need("no sql")?.replace(')', ", x TEXT)");
+                r.set(M, "/tables/1/sql", Value::from(sql))?;
+                r.set(M, "/tables/1/columns/-", fx::j(r#"{"name":"x","type":"TEXT","notnull":0,"pk":0}"#)?)?;
+                r.each(USERS, "/row/x", &Value::Null)
+            }),
+    ])
 }

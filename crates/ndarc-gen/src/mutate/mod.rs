@@ -239,11 +239,12 @@ pub(crate) fn mutations_of(code: Code) -> impl Iterator<Item = &'static Mutation
 pub use fixture::Fixture;
 
 /// The fixtures of `testdata/invalid` that this crate writes, from the
-/// corpus's base archive (`testdata/valid/base.ndjson`): those of SPEC.md
-/// §2, framing, and §3, JSON profile and canonical form (declared in
-/// `framing.rs` and `json.rs`, next to the mutations of the same rules). `cargo run -p ndarc-gen --example corpus -- --write DIR` writes
-/// them; `scripts/make-corpus.py` writes the others, and `--check` checks
-/// them all (`testdata/README.md`).
+/// corpus's base archive (`testdata/valid/base.ndjson`): each module of a
+/// group of rules declares its fixtures in `fixtures`, next to the
+/// mutations of the same rules, with the edit fixed so that the file is
+/// what its note says. `cargo run -p ndarc-gen --example corpus -- --write
+/// DIR` writes them; `scripts/make-corpus.py --check` builds them a second
+/// time, in Python, and compares (`testdata/README.md`).
 pub fn corpus_fixtures(base: &[u8]) -> Result<Vec<Fixture>, String> {
     let base = fixture::Base::new(base)?;
     if base.lines.len() != 9 {
@@ -255,6 +256,10 @@ pub fn corpus_fixtures(base: &[u8]) -> Result<Vec<Fixture>, String> {
     let mut out = framing::fixtures(&base)?;
     out.extend(framing::canonical_fixtures(&base)?);
     out.extend(json::fixtures(&base)?);
+    let recs = fixture::Recs::new(&base)?;
+    out.extend(manifest::fixtures(&recs)?);
+    out.extend(rows::fixtures(&recs)?);
+    out.extend(closing::fixtures(&recs)?);
     Ok(out)
 }
 

@@ -11,6 +11,9 @@ use super::edit::{
     col, fresh_col_name, n, obj, pick, s, some_bytes, str_at, At, Bin, BinKind, Col, Edit, Model,
     Need, Tab, R, V,
 };
+use super::fixture::{
+    self as fx, build, case, column, Fixture, Recs, GREET, LOGO0, M, NOTES, USERS,
+};
 use super::Mutation;
 
 pub(super) const MUTATIONS: &[Mutation] = &[
@@ -573,4 +576,192 @@ fn row_key_order_in(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             t.name
         ),
     ))
+}
+
+// ------------------------------------------------------------- fixtures
+
+/// The composite-key table of the valid corpus (`composite-key`) with its
+/// five rows in key order, alone in the archive.
+const MEMBERSHIPS: &str = r#"{"name":"memberships","sql":"CREATE TABLE memberships(team TEXT NOT NULL, user INTEGER NOT NULL, role TEXT, PRIMARY KEY(user, team))","columns":[{"name":"team","type":"TEXT","notnull":1,"pk":2},{"name":"user","type":"INTEGER","notnull":1,"pk":1},{"name":"role","type":"TEXT","notnull":0,"pk":0}],"dependencies":[],"rowidAlias":null,"count":5}"#;
+const MEMBERSHIP_ROWS: [&str; 5] = [
+    r#"{"team":"b","user":1,"role":"owner"}"#,
+    r#"{"team":"c","user":1,"role":null}"#,
+    r#"{"team":"a","user":2,"role":"member"}"#,
+    r#"{"team":"B","user":10,"role":"member"}"#,
+    r#"{"team":"a","user":10,"role":"member"}"#,
+];
+
+/// A row item of `table` (with `rowid` for a rowid table).
+fn row_item(table: &'static str, index: i64, rowid: Option<i64>, row: &str) -> R<V> {
+    let mut it = vec![
+        ("kind", Value::from("row")),
+        ("table", Value::from(table)),
+        ("index", Value::from(index)),
+        ("row", fx::j(row)?),
+    ];
+    if let Some(id) = rowid {
+        it.push(("rowid", Value::from(id)));
+    }
+    Ok(fx::obj(it))
+}
+
+/// The fixtures of `testdata/invalid` for these rules, from the base
+/// archive's records (see `framing::fixtures` for its lines).
+pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
+    let c = |name, line, ptr| case(r, name, line, ptr);
+    let split_notes = |r: &mut Recs| r.split(NOTES, 2);
+    let no_counts = |s: &mut fx::Seal| s.counts = false;
+    build(vec![
+        c("row_index", 2, "/items/1/index")
+            .set(NOTES, "/items/1/index", "2")
+            .set(NOTES, "/items/2/index", "3"),
+        c("row_index-first", 3, "/items/0/index")
+            .note("the rows of users start at index 1")
+            .set(USERS, "/items/0/index", "1")
+            .set(USERS, "/items/1/index", "2"),
+        c("row_index-across-parts", 3, "/items/0/index")
+            .note("notes cut into two parts; the second starts at 3 instead of 2")
+            .with(split_notes)
+            .put("3"),
+        c("row_count", 1, "/tables/0/count")
+            .unsealed(no_counts)
+            .with(Recs::count)
+            .put("4"),
+        c("row_count-over", 2, "/items/0")
+            .unsealed(no_counts)
+            .note("count 2 but three rows: reported on the part where the rows exceed the count")
+            .with(Recs::count)
+            .set(M, "/tables/0/count", "2"),
+        c("row_count-empty-table", 1, "/tables/1/count")
+            .unsealed(no_counts)
+            .note("users has count 2 and no rows at all")
+            .with(|r| {
+                r.parts.remove(1);
+                r.renumber();
+                Ok(())
+            }),
+        c("row_columns", 3, "/items/1/row").del(USERS, "/items/1/row/score"),
+        c("row_columns-extra", 3, "/items/1/row").set(USERS, "/items/1/row/email", "null"),
+        c("row_columns-case", 2, "/items/0/row")
+            .note("a column spelled BODY in a row (row members match column names exactly)")
+            .put(r#"{"BODY":"first","user_id":7}"#),
+        c("row_columns-generated", 3, "/items/0/row")
+            .note("a generated column's value in a row")
+            .with(|r| {
+                let slug = column("slug", "TEXT", 0, 0, Some("virtual"));
+                r.set(M, "/tables/1/columns/-", slug)
+            })
+            .set(USERS, "/items/0/row/slug", r#""ada""#),
+        c("row_columns-excluded", 2, "/items/0/row")
+            .note("an excluded column's value in a row")
+            .set(M, "/excludedColumns", r#"{"notes":["body"]}"#)
+            .with(|r| r.each_del(NOTES, 1, "/row/body")),
+        c("row_columns-not-object", 2, "/items/1/row")
+            .allow(&["content_hash_mismatch"])
+            .put("[null,null]"),
+        c("row_not_null", 3, "/items/1/row/name").put("null"),
+        c("row_type", 2, "/items/0/row/body").put("1"),
+        c("row_type-datetime-text", 3, "/items/1/row/joined")
+            .note("text in a DATETIME column (NUMBER affinity): the producer refuses it")
+            .with(|r| {
+                r.set(M, "/tables/1/columns/-", column("joined", "DATETIME", 0, 0, None))?;
+                r.each(USERS, "/row/joined", &Value::from(1_700_000_000))
+            })
+            .put(r#""2024-01-01 10:00:00""#),
+        c("row_type-real-text", 3, "/items/0/row/score").put(r#""1.5""#),
+        c("row_type-blob-in-text", 2, "/items/0/row/body").put(r#"{"blob":"Zmlyc3Q="}"#),
+        c("row_type-bool", 3, "/items/0/row/avatar").put("true"),
+        c("row_type-array", 3, "/items/0/row/avatar").put("[1]"),
+        c("row_type-object", 3, "/items/0/row/avatar")
+            .note("an object that is not {blob}")
+            .put(r#"{"blob":"iVBORw0KGgo=","type":"png"}"#),
+        c("unsafe_integer", 2, "/items/0/row/user_id").put("9007199254740992"),
+        c("unsafe_integer-text", 2, "/items/0/row/user_id")
+            .note("text in an INTEGER column")
+            .put(r#""7""#),
+        c("unsafe_integer-fraction", 2, "/items/0/row/user_id").put("7.5"),
+        c("unsafe_integer-blob", 2, "/items/0/row/user_id")
+            .note("a blob in an INTEGER column is unsafe_integer (FORMAT-BRIEF §7)")
+            .put(r#"{"blob":"Bw=="}"#),
+        c("unsafe_integer-rowid", 2, "/items/2/rowid").put("9007199254740994"),
+        c("unsafe_integer-negative", 2, "/items/0/row/user_id").put("-9007199254740992"),
+        c("invalid_base64", 3, "/items/0/row/avatar/blob")
+            .note("the blob without padding")
+            .put(r#""iVBORw0KGgo""#),
+        c("invalid_base64-bits", 3, "/items/0/row/avatar/blob")
+            .note("unused bits not zero (iVBORw0KGgp= instead of iVBORw0KGgo=)")
+            .put(r#""iVBORw0KGgp=""#),
+        c("invalid_base64-chunk", 4, "/items/0/data")
+            .allow(&["binary_missing"])
+            .note("chunk data with whitespace; the object's bytes cannot be read, so reporting it incomplete is allowed")
+            .set(GREET, "/items/0/data", r#""aGVsbG8s\nIHdvcmxkCg==""#),
+        c("invalid_base64-url-alphabet", 5, "/items/0/data")
+            .allow(&["binary_missing"])
+            .note("the URL-safe alphabet (- and _) in the first of logo.bin's two chunks; the object's bytes cannot be read, so reporting it incomplete is allowed; the second chunk's offset (4) is right")
+            .set(LOGO0, "/items/0/data", r#""AAH7_w==""#),
+        c("rowid_order", 2, "/items/2/rowid").put("2"),
+        c("rowid_order-across-parts", 3, "/items/0/rowid")
+            .with(split_notes)
+            .put("4"),
+        c("duplicate_row_key", 3, "/items/1/row").set(USERS, "/items/1/row/id", "3"),
+        c("duplicate_row_key-rowid", 2, "/items/1/rowid").put("1"),
+        c("duplicate_row_key-composite", 2, "/items/1/row")
+            .with(|r| {
+                r.set(M, "/tables", Value::Array(vec![fx::j(MEMBERSHIPS)?]))?;
+                r.set(M, "/objects", Value::Array(Vec::new()))?;
+                r.set(M, "/payloads", Value::Array(Vec::new()))?;
+                let rows = (0..)
+                    .zip(MEMBERSHIP_ROWS)
+                    .map(|(i, row)| row_item("memberships", i, None, row))
+                    .collect::<R<_>>()?;
+                r.parts = vec![fx::part(Value::Array(rows))];
+                r.renumber();
+                Ok(())
+            })
+            .set(NOTES, "/items/1/row/team", r#""b""#),
+        c("duplicate_row_key-across-parts", 4, "/items/0/row")
+            .note("users cut into one row per part; the second row repeats key 3")
+            .with(|r| r.split(USERS, 1))
+            .set(USERS + 1, "/items/0/row/id", "3"),
+        c("duplicate_row_key-rowid-unordered", 3, "/items/1/rowid")
+            .also(&["rowid_order"])
+            .note("notes rowids [1, 5] [3, 1]: out of order (an error for rowids) and 1 repeats across parts")
+            .with(|r| {
+                let x = row_item("notes", 2, Some(3), r#"{"body":"x","user_id":null}"#)?;
+                r.set(NOTES, "/items/2", x)?;
+                let dup = row_item("notes", 3, Some(1), r#"{"body":"dup","user_id":null}"#)?;
+                r.set(NOTES, "/items/-", dup)?;
+                r.split(NOTES, 2)
+            }),
+        c("duplicate_row_key-unordered", 4, "/items/1/row")
+            .also(&["row_key_order"])
+            .note("users cut into parts [3, 7] [5, 3]: out of key order (a warning) and 3 repeats across parts; finding the repeat needs the re-scan")
+            .with(|r| {
+                for (i, row) in [(2, r#"{"id":5,"name":"Cy","avatar":null,"score":0}"#), (3, r#"{"id":3,"name":"Dup","avatar":null,"score":0}"#)] {
+                    r.set(USERS, "/items/-", row_item("users", i, None, row)?)?;
+                }
+                r.split(USERS, 2)
+            }),
+        c("duplicate_row_key-negative-zero", 3, "/items/1/row")
+            .also(&["not_canonical"])
+            .note("keys 0 and -0 are one value to SQLite (-0 is written as is, so the line is not canonical)")
+            .set(USERS, "/items/0/row/id", "0")
+            .set(USERS, "/items/1/row/id", "0")
+            .raw(|ls| {
+                ls[USERS] = fx::replace(&ls[USERS], br#""id":0,"name":"Bob""#, br#""id":-0,"name":"Bob""#)?;
+                Ok(())
+            }),
+        c("row_key_order", 3, "/items/1/row")
+            .note("a warning: users rows in descending key order")
+            .with(|r| {
+                if let Value::Array(items) = r.at(USERS, "/items")? {
+                    items.reverse();
+                }
+                (0..2).try_for_each(|i| r.set(USERS, &format!("/items/{i}/index"), Value::from(i)))
+            }),
+        c("row_key_order-types", 3, "/items/1/row")
+            .note("a warning: a text key before an integer key (SQLite orders numbers before text)")
+            .set(M, "/tables/1/columns/0/type", r#""""#)
+            .set(USERS, "/items/0/row/id", r#""3""#),
+    ])
 }
