@@ -1446,6 +1446,10 @@ RUST_WRITTEN_CODES = {
     # SPEC.md §4 to §4.2, records and the manifest's members: manifest.rs
     "record_kind", "unknown_member", "missing_member", "member_type", "unsupported_format",
     "unsupported_version", "invalid_name", "invalid_exported_at", "invalid_integer", "schema_mismatch",
+    # §4.3, tables: tables.rs
+    "table_order", "invalid_table_sql", "empty_columns", "duplicate_column", "reserved_column",
+    "invalid_notnull", "invalid_pk", "generated_primary_key", "invalid_generated", "dependency_order",
+    "excluded_foreign_key", "missing_dependency", "rowid_alias_mismatch",
     # §5.2 and §5.3, row items and row keys: rows.rs
     "row_index", "row_count", "row_columns", "row_not_null", "row_type", "unsafe_integer",
     "invalid_base64", "rowid_order", "duplicate_row_key", "row_key_order",

@@ -258,6 +258,7 @@ pub fn corpus_fixtures(base: &[u8]) -> Result<Vec<Fixture>, String> {
     out.extend(json::fixtures(&base)?);
     let recs = fixture::Recs::new(&base)?;
     out.extend(manifest::fixtures(&recs)?);
+    out.extend(tables::fixtures(&recs)?);
     out.extend(rows::fixtures(&recs)?);
     out.extend(closing::fixtures(&recs)?);
     Ok(out)

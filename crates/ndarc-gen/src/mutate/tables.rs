@@ -11,6 +11,7 @@ use super::edit::{
     arr, col, flip_case, fresh_col_name, n, obj_mut, pick, s, sorted_utf16, str_at, strings, At,
     Col, Edit, Model, Need, Tab, R, V,
 };
+use super::fixture::{self as fx, build, case, column, Case, Fixture, Recs, M, NOTES, USERS};
 use super::Mutation;
 
 pub(super) const MUTATIONS: &[Mutation] = &[
@@ -514,4 +515,145 @@ fn rowid_alias_mismatch(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             t.name
         ),
     ))
+}
+
+// ------------------------------------------------------------- fixtures
+
+/// `c` with a column added to table `t` (0 `notes`, 1 `users`), and, when
+/// `cell` is given, that cell added to each of the table's rows.
+fn add_column(c: Case, t: usize, col: V, cell: Option<(&'static str, V)>) -> Case {
+    c.with(|r| {
+        r.set(M, &format!("/tables/{t}/columns/-"), col)?;
+        match cell {
+            Some((name, v)) => r.each([NOTES, USERS][t], &format!("/row/{name}"), &v),
+            None => Ok(()),
+        }
+    })
+}
+
+/// A rowid table `name` with no rows and these columns (`sql` lists them).
+fn empty_table(name: &str, sql: &str, columns: Vec<V>) -> V {
+    fx::obj([
+        ("name", Value::from(name.to_string())),
+        ("sql", Value::from(format!("CREATE TABLE {name}({sql})"))),
+        ("columns", Value::Array(columns)),
+        ("dependencies", Value::Array(Vec::new())),
+        ("rowidAlias", Value::from("rowid")),
+        ("count", Value::from(0)),
+    ])
+}
+
+/// The fixtures of `testdata/invalid` for these rules, from the base
+/// archive's records (see `framing::fixtures` for its lines).
+pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
+    let c = |name, line, ptr| case(r, name, line, ptr);
+    let text = |name| column(name, "TEXT", 0, 0, None);
+    let null = |name| Some((name, Value::Null));
+    let first = |name: &'static str| {
+        move |r: &mut Recs| {
+            let t = empty_table(name, "x TEXT", vec![text("x")]);
+            match r.at(M, "/tables")? {
+                Value::Array(ts) => ts.insert(0, t),
+                _ => return Err("no tables".into()),
+            }
+            Ok(())
+        }
+    };
+    let deps = |name, ptr, deps| c(name, 1, ptr).set(M, "/tables/0/dependencies", deps);
+    let rowid_cols = [("rowid", "TEXT"), ("_rowid_", "TEXT"), ("OID", "TEXT")];
+    let mut all_shadowed = c(
+        "rowid_alias_mismatch-all-shadowed",
+        1,
+        "/tables/0/rowidAlias",
+    )
+    .note("rowid, _rowid_ and oid are all column names and there is no primary key");
+    for (name, ty) in rowid_cols {
+        all_shadowed = add_column(all_shadowed, 0, column(name, ty, 0, 0, None), null(name));
+    }
+    build(vec![
+        c("table_order", 1, "/tables/1/name")
+            .note("tables in reverse name order (rows follow the manifest's order)")
+            .with(|r| {
+                if let Value::Array(ts) = r.at(M, "/tables")? {
+                    ts.reverse();
+                }
+                r.parts.swap(0, 1);
+                r.renumber();
+                Ok(())
+            }),
+        c("table_order-case-apart", 1, "/tables/2/name")
+            .note("USERS and users equal ignoring ASCII case with notes sorting between them (UTF-16 order puts upper case first)")
+            .with(first("USERS")),
+        c("table_order-case", 1, "/tables/1/name")
+            .note("two tables whose names differ only in ASCII case: NOTES (no rows) and notes")
+            .with(first("NOTES")),
+        c("invalid_table_sql", 1, "/tables/1/sql")
+            .put(r#""CREATE VIRTUAL TABLE users USING fts5(id, name, avatar, score)""#),
+        c("invalid_table_sql-view", 1, "/tables/0/sql").put(r#""CREATE VIEW notes AS SELECT 1""#),
+        c("invalid_table_sql-temp", 1, "/tables/0/sql")
+            .put(r#""CREATE TEMP TABLE notes(body TEXT, user_id INTEGER)""#),
+        c("invalid_table_sql-multibyte", 1, "/tables/0/sql")
+            .note("a multi-byte character inside the word after CREATE (found by fuzzing: the check once sliced inside it and panicked)")
+            .put(r#""CREATE TABL\u00c9E notes(body TEXT, user_id INTEGER)""#),
+        c("empty_columns", 1, "/tables/2/columns")
+            .with(|r| r.set(M, "/tables/-", empty_table("zzz", "", Vec::new()))),
+        add_column(
+            c("duplicate_column", 1, "/tables/0/columns/2/name")
+                .note("a second column BODY (names are case-insensitive); rows carry both"),
+            0,
+            text("BODY"),
+            null("BODY"),
+        ),
+        add_column(
+            c("reserved_column", 1, "/tables/0/columns/2/name"),
+            0,
+            column("rer_portability_rowid", "INTEGER", 0, 0, None),
+            null("rer_portability_rowid"),
+        ),
+        c("invalid_notnull", 1, "/tables/1/columns/2/notnull").put("2"),
+        c("invalid_notnull-bool", 1, "/tables/1/columns/2/notnull").put("false"),
+        c("invalid_pk", 1, "/tables/1/columns")
+            .note("a composite key with positions 1 and 3")
+            .set(M, "/tables/1/columns/1/pk", "3"),
+        c("invalid_pk-fraction", 1, "/tables/1/columns/1/pk").put("0.5"),
+        c("invalid_pk-twice", 1, "/tables/1/columns")
+            .note("two columns at key position 1")
+            .set(M, "/tables/1/columns/1/pk", "1"),
+        add_column(
+            c("generated_primary_key", 1, "/tables/1/columns/4/pk")
+                .note("a generated column at key position 2 (id stays position 1, so keys stay unique)"),
+            1,
+            column("slug", "TEXT", 0, 2, Some("stored")),
+            None,
+        ),
+        add_column(
+            c("invalid_generated", 1, "/tables/1/columns/4/generated")
+                .note("generated is neither virtual nor stored, so the column counts as writable and rows carry it"),
+            1,
+            column("slug", "TEXT", 0, 0, Some("always")),
+            null("slug"),
+        ),
+        deps("dependency_order", "/tables/0/dependencies/1", r#"["users","notes"]"#)
+            .note("notes depends on users and on itself, listed unsorted"),
+        deps("dependency_order-duplicate", "/tables/0/dependencies/1", r#"["users","users"]"#),
+        deps("excluded_foreign_key", "/tables/0/dependencies/0", r#"["sessions","users"]"#),
+        deps("excluded_foreign_key-case", "/tables/0/dependencies/0", r#"["SESSIONS","users"]"#)
+            .note("table names compare ignoring ASCII case"),
+        deps("missing_dependency", "/tables/0/dependencies/0", r#"["accounts","users"]"#)
+            .note("a warning: the archive is still importable"),
+        c("rowid_alias_mismatch", 1, "/tables/0/rowidAlias").put(r#""oid""#),
+        add_column(
+            c("rowid_alias_mismatch-shadowed", 1, "/tables/0/rowidAlias")
+                .note("a column named ROWID shadows rowid, so the alias is _rowid_"),
+            0,
+            text("ROWID"),
+            null("ROWID"),
+        ),
+        all_shadowed,
+        c("rowid_alias_mismatch-null", 1, "/tables/0/rowidAlias")
+            .note("a table without primary key says rowidAlias null; its rows carry no rowid accordingly, so they have no row key either (every key is the empty primary key)")
+            .allow(&["duplicate_row_key"])
+            .put("null")
+            .with(|r| r.each_del(NOTES, 0, "/rowid")),
+    ])
 }
