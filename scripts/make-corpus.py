@@ -1450,9 +1450,14 @@ RUST_WRITTEN_CODES = {
     "table_order", "invalid_table_sql", "empty_columns", "duplicate_column", "reserved_column",
     "invalid_notnull", "invalid_pk", "generated_primary_key", "invalid_generated", "dependency_order",
     "excluded_foreign_key", "missing_dependency", "rowid_alias_mismatch",
+    # §5.1, parts and what their items name: parts.rs
+    "part_index", "empty_part", "mixed_part", "item_order", "unknown_table", "unknown_object",
+    "unknown_payload", "part_row_count",
     # §5.2 and §5.3, row items and row keys: rows.rs
     "row_index", "row_count", "row_columns", "row_not_null", "row_type", "unsafe_integer",
     "invalid_base64", "rowid_order", "duplicate_row_key", "row_key_order",
+    # §5.4, object and payload items and the bytes they add up to: chunks.rs
+    "chunk_offset", "empty_chunk", "chunk_size", "binary_missing", "size_mismatch", "sha256_mismatch",
     # §6 and §7, the closing's partCount and both hashes: closing.rs
     "part_count_mismatch", "content_hash_mismatch", "archive_hash_mismatch",
 }

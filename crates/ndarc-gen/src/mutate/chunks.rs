@@ -11,6 +11,7 @@ use crate::rng::Rng;
 use super::edit::{
     int_at, n, obj_mut, pick, s, some_bytes, str_at, At, Bin, Edit, Model, Need, R, V,
 };
+use super::fixture::{self as fx, build, case, Fixture, Recs, GREET, LOGO0, LOGO1, M};
 use super::Mutation;
 
 pub(super) const MUTATIONS: &[Mutation] = &[
@@ -295,4 +296,78 @@ fn sha256_mismatch(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             b.label
         ),
     ))
+}
+
+// ------------------------------------------------------------- fixtures
+
+/// An empty object `a/empty` first in the manifest (its one chunk, empty,
+/// is the part of line `GREET`, before `greeting.txt`'s).
+fn empty_object(r: &mut Recs) -> R<()> {
+    let entry = format!(
+        r#"{{"bucket":"a","key":"empty","size":0,"sha256":"{}","httpMetadata":{{}},"customMetadata":{{}}}}"#,
+        hex(&sha256(b""))
+    );
+    match r.at(M, "/objects")? {
+        Value::Array(a) => a.insert(0, fx::j(&entry)?),
+        _ => return Err("no objects".into()),
+    }
+    let item = r#"[{"kind":"object","bucket":"a","key":"empty","offset":0,"data":""}]"#;
+    r.insert_part(GREET, fx::part(fx::j(item)?))
+}
+
+/// The fixtures of `testdata/invalid` for these rules, from the base
+/// archive's records (see `framing::fixtures` for its lines).
+pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
+    let c = |name, line, ptr| case(r, name, line, ptr);
+    let sha = |b: &[u8]| format!("\"{}\"", hex(&sha256(b)));
+    build(vec![
+        c("chunk_offset", 6, "/items/0/offset")
+            .note("the second chunk of logo.bin says offset 5 where 4 is expected; the bytes themselves are complete and hash to sha256")
+            .put("5"),
+        c("chunk_offset-first", 4, "/items/0/offset")
+            .note("a whole object in one chunk at offset 1")
+            .put("1"),
+        c("empty_chunk", 6, "/items/0/data")
+            .note("logo.bin in three chunks, the middle one empty (offset 4, data \"\")")
+            .with(|r| {
+                let item = r#"[{"kind":"object","bucket":"files","key":"logo.bin","offset":4,"data":""}]"#;
+                r.insert_part(LOGO1, fx::part(fx::j(item)?))
+            }),
+        c("chunk_size", 6, "/items/0/data")
+            .note("logo.bin in chunks of 2, 4 and 2 bytes: the producer cuts every chunk but the last to one size")
+            .with(|r| r.rechunk(LOGO0, 2, &[2, 4, 2])),
+        c("chunk_size-last", 6, "/items/0/data")
+            .note("logo.bin in chunks of 3 and 5 bytes: the last chunk is larger than the first")
+            .with(|r| r.rechunk(LOGO0, 2, &[3, 5])),
+        c("empty_chunk-payload", 8, "/items/0/data")
+            .note("the payload kv cache in chunks of 1, 0 and 1 bytes")
+            .with(|r| r.rechunk(fx::KVC, 1, &[1, 0, 1])),
+        c("binary_missing", 1, "/objects/0")
+            .note("greeting.txt has no chunks")
+            .with(|r| r.drop_part(GREET).map(drop)),
+        c("binary_missing-last-chunk", 1, "/objects/1")
+            .note("logo.bin stops after its first chunk")
+            .with(|r| r.drop_part(LOGO1).map(drop)),
+        c("binary_missing-payload", 1, "/payloads/1")
+            .note("the last payload has no chunk")
+            .with(|r| r.drop_part(fx::KV).map(drop)),
+        c("binary_missing-empty-object", 1, "/objects/0")
+            .note("an empty object still has one chunk (offset 0, data \"\")")
+            .with(empty_object)
+            .with(|r| r.drop_part(GREET).map(drop)),
+        c("size_mismatch", 4, "/items/0/data")
+            .note("greeting.txt's chunk holds 13 bytes but its size says 12 (sha256 is that of the 13 bytes)")
+            .set(M, "/objects/0/size", "12"),
+        c("size_mismatch-chunks", 6, "/items/0/data")
+            .note("logo.bin's two chunks hold 8 bytes but its size says 6: reported at the chunk that goes past it")
+            .set(M, "/objects/1/size", "6"),
+        c("sha256_mismatch", 4, "/items/0/data").set(M, "/objects/0/sha256", &sha(b"hello, world!\n")),
+        c("sha256_mismatch-chunks", 6, "/items/0/data")
+            .note("logo.bin's second chunk has other bytes")
+            .put(&format!("\"{}\"", encode_base64(b"\xfc\xfd\xfe\x00"))),
+        c("sha256_mismatch-empty", 4, "/items/0/data")
+            .note("an empty object whose sha256 is not that of no bytes")
+            .with(empty_object)
+            .set(M, "/objects/0/sha256", &sha(b"x")),
+    ])
 }

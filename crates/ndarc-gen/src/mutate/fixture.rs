@@ -12,6 +12,7 @@
 //! `scripts/make-corpus.py --check` builds them a second time, in Python,
 //! and compares.
 
+use ndarc_format::catalogue::{decode_base64, encode_base64};
 use ndarc_format::hash::{hex, sha256};
 use ndarc_format::Code;
 
@@ -333,6 +334,7 @@ pub(super) const GREET: usize = 3;
 pub(super) const LOGO0: usize = 4;
 pub(super) const LOGO1: usize = 5;
 pub(super) const KVC: usize = 6;
+pub(super) const KV: usize = 7;
 /// The line number of the base archive's closing.
 pub(super) const CLOSING: u64 = 9;
 
@@ -505,6 +507,66 @@ impl Recs {
         }
         let rest = items.split_off(at);
         self.parts.insert(k, part(Value::Array(rest)));
+        self.renumber();
+        Ok(())
+    }
+
+    /// Cuts the binary whose chunks are the `n` parts from line `k` into
+    /// chunks of `sizes` bytes, one part each.
+    pub(super) fn rechunk(&mut self, k: usize, n: usize, sizes: &[usize]) -> R<()> {
+        let old: Vec<V> = self.parts.splice(k - 1..k - 1 + n, []).collect();
+        let mut bytes = Vec::new();
+        for p in &old {
+            let data = p
+                .get("items")
+                .and_then(Value::as_array)
+                .and_then(|i| i.first());
+            let data = data
+                .and_then(|i| i.get("data")?.as_str())
+                .ok_or("no chunk")?;
+            bytes.extend(decode_base64(data).ok_or("not base64")?);
+        }
+        if sizes.iter().sum::<usize>() != bytes.len() {
+            return Err(format!("{} bytes, not {sizes:?}", bytes.len()));
+        }
+        let item = old
+            .first()
+            .and_then(|p| p.get("items")?.as_array()?.first().cloned());
+        let Some(Value::Object(item)) = item else {
+            return Err("no chunk".into());
+        };
+        let mut off = 0;
+        let new: Vec<V> = sizes
+            .iter()
+            .map(|&size| {
+                let mut it = item.clone();
+                it.insert("offset", Value::from(off as i64));
+                it.insert("data", Value::from(encode_base64(&bytes[off..off + size])));
+                off += size;
+                part(Value::Array(vec![Value::Object(it)]))
+            })
+            .collect();
+        self.parts.splice(k - 1..k - 1, new);
+        self.renumber();
+        Ok(())
+    }
+
+    /// Removes the part of line `k`, and renumbers.
+    pub(super) fn drop_part(&mut self, k: usize) -> R<V> {
+        if k == 0 || k > self.parts.len() {
+            return Err(format!("no part at line {k}"));
+        }
+        let p = self.parts.remove(k - 1);
+        self.renumber();
+        Ok(p)
+    }
+
+    /// Inserts `p` as the part of line `k`, and renumbers.
+    pub(super) fn insert_part(&mut self, k: usize, p: V) -> R<()> {
+        if k == 0 || k > self.parts.len() + 1 {
+            return Err(format!("no part at line {k}"));
+        }
+        self.parts.insert(k - 1, p);
         self.renumber();
         Ok(())
     }

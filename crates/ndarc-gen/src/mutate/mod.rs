@@ -259,7 +259,9 @@ pub fn corpus_fixtures(base: &[u8]) -> Result<Vec<Fixture>, String> {
     let recs = fixture::Recs::new(&base)?;
     out.extend(manifest::fixtures(&recs)?);
     out.extend(tables::fixtures(&recs)?);
+    out.extend(parts::fixtures(&recs)?);
     out.extend(rows::fixtures(&recs)?);
+    out.extend(chunks::fixtures(&recs)?);
     out.extend(closing::fixtures(&recs)?);
     Ok(out)
 }

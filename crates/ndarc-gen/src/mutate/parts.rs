@@ -3,13 +3,15 @@
 
 use ndarc_format::catalogue::encode_base64;
 use ndarc_format::Code;
+use ndarc_json::Value;
 
 use crate::rng::Rng;
 
 use super::edit::{
     flip_case, n, obj, obj_mut, pick, s, some_bytes, str_at, At, Bin, BinKind, Edit, Model, Need,
-    Tab, R,
+    Tab, R, V,
 };
+use super::fixture::{self as fx, build, case, Fixture, Recs, GREET, LOGO0, LOGO1, NOTES, USERS};
 use super::Mutation;
 
 pub(super) const MUTATIONS: &[Mutation] = &[
@@ -374,4 +376,97 @@ fn part_row_count(m: &mut Model, _rng: &mut Rng) -> R<Edit> {
         At::Part(p),
         format!("a new table {name:?} with {rows} rows in one part: more than the producer packs (a warning)"),
     ))
+}
+
+// ------------------------------------------------------------- fixtures
+
+/// Item `i` of line `k`.
+fn item(r: &mut Recs, k: usize, i: usize) -> R<V> {
+    r.at(k, &format!("/items/{i}")).cloned()
+}
+
+/// The parts of lines `from..to` moved `by` places to the left.
+fn rotate(from: usize, to: usize, by: usize) -> impl FnOnce(&mut Recs) -> R<()> {
+    move |r| {
+        r.parts
+            .get_mut(from - 1..to - 1)
+            .ok_or("no such parts")?
+            .rotate_left(by);
+        r.renumber();
+        Ok(())
+    }
+}
+
+/// The fixtures of `testdata/invalid` for these rules, from the base
+/// archive's records (see `framing::fixtures` for its lines).
+pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
+    let c = |name, line, ptr| case(r, name, line, ptr);
+    // A copy of item 0 of line `from` appended to line `to`.
+    let copy = |to: usize, from: usize| {
+        move |r: &mut Recs| {
+            let it = item(r, from, 0)?;
+            r.set(to, "/items/-", it)
+        }
+    };
+    build(vec![
+        c("part_index", 8, "/index")
+            .note("the last part says index 7 where 6 is expected")
+            .put("7"),
+        c("part_index-from-one", 2, "/index")
+            .note("parts numbered from 1")
+            .with(|r| {
+                for (i, p) in r.parts.iter_mut().enumerate() {
+                    if let Value::Object(o) = p {
+                        o.insert("index", n(i as i64 + 1));
+                    }
+                }
+                Ok(())
+            }),
+        c("part_index-repeat", 3, "/index")
+            .note("two parts say index 0 (the second holds the users rows)")
+            .put("0"),
+        c("empty_part", 9, "/items").add_part("[]"),
+        c("mixed_part", 2, "/items/3")
+            .note("a users row inside the part of notes rows (the users rows are also in their own part)")
+            .with(copy(NOTES, USERS)),
+        c("mixed_part-binaries", 4, "/items/1")
+            .note("an object part holds a second item (a copy of the payload kv's chunk, which also has its own part)")
+            .with(copy(GREET, fx::KV)),
+        c("mixed_part-object-in-rows", 3, "/items/2").with(copy(USERS, GREET)),
+        c("item_order", 7, "/items/0")
+            .note("the payload kv cache before the last chunk of logo.bin: objects come before payloads")
+            .with(rotate(LOGO1, fx::KV, 1)),
+        c("item_order-rows-after-objects", 4, "/items/0")
+            .note("the object greeting.txt before the rows of users: rows come first")
+            .with(rotate(USERS, LOGO0, 1)),
+        c("item_order-tables", 4, "/items/0")
+            .note("rows of notes, users, then notes again (notes cut into two parts)")
+            .with(|r| r.split(NOTES, 2))
+            .with(rotate(USERS, LOGO0, 1)),
+        c("item_order-objects", 6, "/items/0")
+            .note("logo.bin's chunks before greeting.txt: objects come in manifest order")
+            .with(rotate(GREET, fx::KVC, 1)),
+        c("unknown_table", 9, "/items/0/table")
+            .add_part(r#"[{"kind":"row","table":"ghosts","index":0,"rowid":1,"row":{"x":1}}]"#),
+        c("unknown_table-case", 9, "/items/0/table")
+            .note("rows name a table as USERS; names in rows match the manifest exactly")
+            .add_part(r#"[{"kind":"row","table":"USERS","index":2,"row":{"id":9,"name":"Eve","avatar":null,"score":0}}]"#),
+        c("unknown_object", 9, "/items/0")
+            .add_part(r#"[{"kind":"object","bucket":"files","key":"ghost.txt","offset":0,"data":"Ym9v"}]"#),
+        c("unknown_payload", 9, "/items/0")
+            .add_part(r#"[{"kind":"payload","name":"kv2","offset":0,"data":"e30="}]"#),
+        c("part_row_count", 2, "/items/1000")
+            .note("1,001 rows of notes in one part; the producer packs at most 1,000 rows a part (nextItems)")
+            .with(|r| {
+                let rows = (0..1001)
+                    .map(|i| {
+                        fx::j(&format!(
+                            r#"{{"kind":"row","table":"notes","index":{i},"rowid":{},"row":{{"body":"r{i}","user_id":null}}}}"#,
+                            i + 1
+                        ))
+                    })
+                    .collect::<R<_>>()?;
+                r.set(NOTES, "/items", Value::Array(rows))
+            }),
+    ])
 }
