@@ -1450,6 +1450,13 @@ RUST_WRITTEN_CODES = {
     "table_order", "invalid_table_sql", "empty_columns", "duplicate_column", "reserved_column",
     "invalid_notnull", "invalid_pk", "generated_primary_key", "invalid_generated", "dependency_order",
     "excluded_foreign_key", "missing_dependency", "rowid_alias_mismatch",
+    # §4.3, tables an import cannot create or refuses: importable.rs
+    "unsupported_copy_rowid", "transfer_sql_limit", "reserved_table", "default_excluded_table", "dev_data",
+    # §4.4, objects and payloads: objects.rs
+    "object_order", "payload_order", "invalid_sha256", "invalid_metadata",
+    # §4.5, exclusions and configuration: exclusions.rs
+    "excluded_table_order", "excluded_table_present", "excluded_column_unknown", "excluded_column_required",
+    "excluded_column_duplicate", "duplicate_configuration",
     # §5.1, parts and what their items name: parts.rs
     "part_index", "empty_part", "mixed_part", "item_order", "unknown_table", "unknown_object",
     "unknown_payload", "part_row_count",
@@ -1460,6 +1467,8 @@ RUST_WRITTEN_CODES = {
     "chunk_offset", "empty_chunk", "chunk_size", "binary_missing", "size_mismatch", "sha256_mismatch",
     # §6 and §7, the closing's partCount and both hashes: closing.rs
     "part_count_mismatch", "content_hash_mismatch", "archive_hash_mismatch",
+    # §15, the base archive against a policy: policy.rs
+    "policy_product", "policy_schema", "policy_content_hash", "policy_exclusion", "policy_configuration",
 }
 
 

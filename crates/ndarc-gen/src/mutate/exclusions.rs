@@ -10,6 +10,7 @@ use super::edit::{
     col, flip_case, fresh_col_name, obj_mut, pick, s, sorted_utf16, strings, At, Edit, Model, Need,
     Obj, Tab, R, V,
 };
+use super::fixture::{build, case, column, Fixture, Recs, M, NOTES, USERS};
 use super::Mutation;
 
 pub(super) const MUTATIONS: &[Mutation] = &[
@@ -302,4 +303,86 @@ fn duplicate_configuration(m: &mut Model, rng: &mut Rng) -> R<Edit> {
         At::Manifest,
         format!("requiredConfiguration lists {name:?} twice"),
     ))
+}
+
+// ------------------------------------------------------------- fixtures
+
+/// The fixtures of `testdata/invalid` for these rules, from the base
+/// archive's records (see `framing::fixtures` for its lines).
+pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
+    // `member` of the manifest set to `json`; the sidecar points below it.
+    let c = |name, ptr, member, json| case(r, name, 1, ptr).set(M, member, json);
+    let tables = |name, ptr, json| c(name, ptr, "/excludedTables", json);
+    let columns = |name, ptr, json| c(name, ptr, "/excludedColumns", json);
+    build(vec![
+        tables(
+            "excluded_table_order",
+            "/excludedTables/1",
+            r#"["sessions","audit"]"#,
+        ),
+        tables(
+            "excluded_table_order-duplicate",
+            "/excludedTables/1",
+            r#"["sessions","sessions"]"#,
+        ),
+        tables(
+            "excluded_table_present",
+            "/excludedTables/0",
+            r#"["notes","sessions"]"#,
+        ),
+        tables(
+            "excluded_table_present-case",
+            "/excludedTables/0",
+            r#"["NOTES","sessions"]"#,
+        ),
+        columns(
+            "excluded_column_unknown",
+            "/excludedColumns/ghosts",
+            r#"{"ghosts":["x"]}"#,
+        ),
+        columns(
+            "excluded_column_unknown-column",
+            "/excludedColumns/notes/0",
+            r#"{"notes":["title"]}"#,
+        ),
+        columns(
+            "excluded_column_required",
+            "/excludedColumns/users/0",
+            r#"{"users":["name"]}"#,
+        )
+        .note("a NOT NULL column is excluded (rows leave it out as excluded columns)")
+        .with(|r| r.each_del(USERS, 0, "/row/name")),
+        columns(
+            "excluded_column_required-pk",
+            "/excludedColumns/users/0",
+            r#"{"users":["id"]}"#,
+        )
+        .note("the primary key is excluded (rows leave it out, so every row key is empty)")
+        .allow(&["duplicate_row_key"])
+        .with(|r| r.each_del(USERS, 0, "/row/id")),
+        columns(
+            "excluded_column_required-generated",
+            "/excludedColumns/users/0",
+            r#"{"users":["slug"]}"#,
+        )
+        .with(|r| {
+            r.set(
+                M,
+                "/tables/1/columns/-",
+                column("slug", "TEXT", 0, 0, Some("virtual")),
+            )
+        }),
+        columns(
+            "excluded_column_duplicate",
+            "/excludedColumns/notes/1",
+            r#"{"notes":["body","body"]}"#,
+        )
+        .with(|r| r.each_del(NOTES, 0, "/row/body")),
+        c(
+            "duplicate_configuration",
+            "/requiredConfiguration/1",
+            "/requiredConfiguration",
+            r#"["MAIL_KEY","MAIL_KEY"]"#,
+        ),
+    ])
 }

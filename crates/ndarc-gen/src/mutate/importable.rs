@@ -9,6 +9,7 @@ use ndarc_json::Value;
 use crate::rng::Rng;
 
 use super::edit::{col, flip_case, n, obj, s, At, Edit, Model, Need, R, V};
+use super::fixture::{self as fx, build, case, column, Fixture, Recs, M};
 use super::tables::pk_table;
 use super::Mutation;
 
@@ -151,4 +152,105 @@ fn dev_data(m: &mut Model, _rng: &mut Rng) -> R<Edit> {
         format!("a new table {name:?} with one development credential"),
     )
     .also(&[Code::DefaultExcludedTable]))
+}
+
+// ------------------------------------------------------------- fixtures
+
+/// A table `name` with these columns (`x TEXT` when none) and no rows,
+/// its SQL quoting every name.
+fn plain_table(name: &str, columns: Vec<V>, alias: Option<&str>) -> V {
+    let columns = if columns.is_empty() {
+        vec![column("x", "TEXT", 0, 0, None)]
+    } else {
+        columns
+    };
+    let defs: Vec<String> = columns
+        .iter()
+        .map(|c| {
+            let field = |k| c.get(k).and_then(Value::as_str).unwrap_or_default();
+            format!(
+                "\"{}\" {}",
+                field("name").replace('"', "\"\""),
+                field("type")
+            )
+        })
+        .collect();
+    fx::obj([
+        ("name", Value::from(name.to_string())),
+        (
+            "sql",
+            Value::from(format!("CREATE TABLE \"{name}\"({})", defs.join(", "))),
+        ),
+        ("columns", Value::Array(columns)),
+        ("dependencies", Value::Array(Vec::new())),
+        (
+            "rowidAlias",
+            alias.map_or(Value::Null, |a| Value::from(a.to_string())),
+        ),
+        ("count", Value::from(0)),
+    ])
+}
+
+/// Inserts `table` at position `at` of the manifest's tables, and `rows`
+/// (row items, JSON) as a part after the rows of the tables before it.
+fn insert_table(r: &mut Recs, at: usize, table: V, rows: Option<&str>) -> R<()> {
+    match r.at(M, "/tables")? {
+        Value::Array(ts) => ts.insert(at, table),
+        _ => return Err("no tables".into()),
+    }
+    match rows {
+        Some(rows) => r.insert_part(at + 1, fx::part(fx::j(rows)?)),
+        None => Ok(()),
+    }
+}
+
+/// The fixtures of `testdata/invalid` for these rules, from the base
+/// archive's records (see `framing::fixtures` for its lines).
+pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
+    let c = |name, line, ptr| case(r, name, line, ptr);
+    let text = |name| column(name, "TEXT", 0, 0, None);
+    let plain = |at: usize, name: &'static str| {
+        move |r: &mut Recs| insert_table(r, at, plain_table(name, Vec::new(), Some("rowid")), None)
+    };
+    build(vec![
+        c("unsupported_copy_rowid", 1, "/tables/1/columns")
+            .note("a primary-key table with columns named rowid, _rowid_ and OID: the import addresses its copy through a free rowid alias (copyRowid in copies.mjs), so it cannot restore the table")
+            .with(|r| {
+                let cols = vec![column("id", "INTEGER", 0, 1, None), text("rowid"), text("_rowid_"), text("OID")];
+                insert_table(r, 1, plain_table("tags", cols, None), None)
+            }),
+        c("transfer_sql_limit", 1, "/tables/2/columns")
+            .note("40 INTEGER columns with 503-character names (3 bytes each in UTF-8): the producer's CAST(s.\"c\" AS TEXT) AS \"c\" projection takes 121,239 bytes, over D1's 100,000 less 1,024")
+            .with(|r| {
+                let cols = (0..40)
+                    .map(|i| column(&format!("{}{i:03}", "\u{20ac}".repeat(500)), "INTEGER", 0, 0, None))
+                    .collect();
+                insert_table(r, 2, plain_table("wide", cols, Some("rowid")), None)
+            }),
+        c("reserved_table", 1, "/tables/1/name")
+            .note("sqlite_stat1: SQLite refuses CREATE TABLE for names starting with sqlite_")
+            .with(plain(1, "sqlite_stat1")),
+        c("reserved_table-cf", 1, "/tables/0/name")
+            .note("_CF_kv: D1 reserves the _cf_ prefix (ASCII case-insensitive)")
+            .with(plain(0, "_CF_kv")),
+        c("default_excluded_table", 1, "/tables/1/name")
+            .note("a warning: oa_sessions matches the producer's default exclusion oa_%, so only an explicit include archives it")
+            .with(plain(1, "oa_sessions")),
+        c("dev_data", 1, "/tables/1/count")
+            .also(&["default_excluded_table"])
+            .note("oa_dev_credentials holds a row: the import refuses development credentials (refuseDevData)")
+            .with(|r| {
+                let t = plain_table("oa_dev_credentials", Vec::new(), Some("rowid"));
+                let rows = r#"[{"kind":"row","table":"oa_dev_credentials","index":0,"row":{"x":"dev"},"rowid":1}]"#;
+                insert_table(r, 1, t, Some(rows))
+            }),
+        c("dev_data-session", 3, "/items/1/row/kind")
+            .also(&["default_excluded_table"])
+            .note("an oa_sessions row whose kind is \"dev\": the import refuses development sessions (refuseDevData)")
+            .with(|r| {
+                let t = plain_table("oa_sessions", vec![text("kind"), text("token")], Some("rowid"));
+                let rows = r#"[{"kind":"row","table":"oa_sessions","index":0,"row":{"kind":"live","token":"a"},"rowid":1},{"kind":"row","table":"oa_sessions","index":1,"row":{"kind":"dev","token":"b"},"rowid":2}]"#;
+                insert_table(r, 1, t, Some(rows))
+            }),
+    ])
 }

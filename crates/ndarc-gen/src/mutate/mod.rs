@@ -74,6 +74,7 @@ mod json;
 mod manifest;
 mod objects;
 mod parts;
+mod policy;
 mod rows;
 mod tables;
 
@@ -259,10 +260,14 @@ pub fn corpus_fixtures(base: &[u8]) -> Result<Vec<Fixture>, String> {
     let recs = fixture::Recs::new(&base)?;
     out.extend(manifest::fixtures(&recs)?);
     out.extend(tables::fixtures(&recs)?);
+    out.extend(importable::fixtures(&recs)?);
+    out.extend(objects::fixtures(&recs)?);
+    out.extend(exclusions::fixtures(&recs)?);
     out.extend(parts::fixtures(&recs)?);
     out.extend(rows::fixtures(&recs)?);
     out.extend(chunks::fixtures(&recs)?);
     out.extend(closing::fixtures(&recs)?);
+    out.extend(policy::fixtures(&recs)?);
     Ok(out)
 }
 

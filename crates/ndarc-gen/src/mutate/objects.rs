@@ -7,6 +7,7 @@ use ndarc_json::Value;
 use crate::rng::Rng;
 
 use super::edit::{arr, n, pick, s, some_bytes, At, Bin, BinKind, Edit, Model, Need, R, V};
+use super::fixture::{self as fx, build, case, Fixture, Recs, CLOSING, GREET, KV, KVC, M};
 use super::Mutation;
 
 pub(super) const MUTATIONS: &[Mutation] = &[
@@ -189,4 +190,103 @@ fn invalid_metadata(m: &mut Model, rng: &mut Rng) -> R<Edit> {
         }
     };
     Ok(Edit::new(At::Manifest, format!("object entry {k}: {what}")))
+}
+
+// ------------------------------------------------------------- fixtures
+
+/// An object of bucket `files` with one byte, its entry and its part.
+fn one_byte_object(key: &str, byte: u8) -> R<(V, V)> {
+    let data = [byte];
+    let key = ndarc_json::to_canonical_string(&Value::from(key));
+    let entry = format!(
+        r#"{{"bucket":"files","key":{key},"size":1,"sha256":"{}","httpMetadata":{{}},"customMetadata":{{}}}}"#,
+        ndarc_format::hash::hex(&ndarc_format::hash::sha256(&data))
+    );
+    let item = format!(
+        r#"[{{"kind":"object","bucket":"files","key":{key},"offset":0,"data":"{}"}}]"#,
+        ndarc_format::catalogue::encode_base64(&data)
+    );
+    Ok((fx::j(&entry)?, fx::part(fx::j(&item)?)))
+}
+
+/// The fixtures of `testdata/invalid` for these rules, from the base
+/// archive's records (see `framing::fixtures` for its lines).
+pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
+    let c = |name, line, ptr| case(r, name, line, ptr);
+    let reverse = |list: &'static str| {
+        move |r: &mut Recs| {
+            if let Value::Array(a) = r.at(M, list)? {
+                a.reverse();
+            }
+            Ok(())
+        }
+    };
+    // Entry `i` of `list` copied to `at`, and the part of line `k` to line `to`.
+    let twice = |list: &'static str, i: usize, at: usize, k: usize, to: usize| {
+        move |r: &mut Recs| {
+            let e = r.at(M, &format!("{list}/{i}"))?.clone();
+            match r.at(M, list)? {
+                Value::Array(a) => a.insert(at, e),
+                _ => return Err("not a list".into()),
+            }
+            let p = r.line(k)?.clone();
+            r.insert_part(to, p)
+        }
+    };
+    let digest = |list: &'static str, f: fn(&str) -> String| {
+        move |r: &mut Recs| {
+            let p = format!("{list}/sha256");
+            let d = f(r.at(M, &p)?.as_str().need("no sha256")?);
+            r.set(M, &p, Value::from(d))
+        }
+    };
+    build(vec![
+        c("object_order", 1, "/objects/1")
+            .with(reverse("/objects"))
+            .with(|r| {
+                r.parts[GREET - 1..KVC - 1].rotate_left(1);
+                r.renumber();
+                Ok(())
+            }),
+        c("object_order-utf16", 1, "/objects/3")
+            .note("keys in code-point order: U+FB01 before U+1F600 (UTF-16 order puts U+1F600 first)")
+            .with(|r| {
+                for (i, (key, byte)) in [("\u{fb01}", b'1'), ("\u{1F600}", b'2')].into_iter().enumerate() {
+                    let (entry, part) = one_byte_object(key, byte)?;
+                    r.set(M, "/objects/-", entry)?;
+                    r.insert_part(KVC + i, part)?;
+                }
+                Ok(())
+            }),
+        c("object_order-duplicate", 1, "/objects/1")
+            .note("greeting.txt listed twice (and its chunk twice)")
+            .allow(&["item_order", "binary_missing"])
+            .with(twice("/objects", 0, 1, GREET, GREET + 1)),
+        c("payload_order", 1, "/payloads/1")
+            .note("payloads in plain name order (kv, kv cache); the producer's order is kv cache, kv")
+            .with(reverse("/payloads"))
+            .with(|r| {
+                r.parts.swap(KVC - 1, KV - 1);
+                r.renumber();
+                Ok(())
+            }),
+        c("payload_order-duplicate", 1, "/payloads/2")
+            .allow(&["item_order", "binary_missing"])
+            .with(twice("/payloads", 1, 2, KV, KV + 1)),
+        c("invalid_sha256", 1, "/objects/0/sha256")
+            .also(&["sha256_mismatch"])
+            .note("the right digest in uppercase hex: not the lowercase digest, so it does not match either")
+            .with(digest("/objects/0", |d| d.to_uppercase())),
+        c("invalid_sha256-closing", CLOSING, "/contentHash")
+            .also(&["content_hash_mismatch"])
+            .closing_member("contentHash", |c, _| {
+                let h = c.get("contentHash").and_then(Value::as_str).need("no contentHash")?;
+                Ok(Value::from(h[..63].to_string()))
+            }),
+        c("invalid_sha256-payload", 1, "/payloads/1/sha256")
+            .also(&["sha256_mismatch"])
+            .with(digest("/payloads/1", |d| format!("sha256:{d}"))),
+        c("invalid_metadata", 1, "/objects/0/httpMetadata/contentLength").put("13"),
+        c("invalid_metadata-array", 1, "/objects/1/customMetadata").put("[]"),
+    ])
 }
