@@ -1,24 +1,25 @@
 #!/usr/bin/env python3
-"""Builds the conformance corpus of the portability archive.
+"""Writes the valid conformance corpus of the portability archive, and checks
+the invalid one.
 
-    python3 scripts/make-corpus.py                  # rewrites testdata/valid/* and testdata/invalid/*
-                                                    # (but the fixtures of RUST_WRITTEN)
+    python3 scripts/make-corpus.py                  # rewrites testdata/valid/*
     python3 scripts/make-corpus.py --check DIR      # builds every invalid fixture and compares
                                                     # it with DIR; writes nothing
 
 Python 3.8+, standard library only, deterministic (no clock, no randomness):
-running it twice gives the same bytes. It writes
+running it twice gives the same bytes. It writes testdata/valid/<name>.ndjson:
+small valid archives, each showing one feature (testdata/valid/example.ndjson
+is the worked example of SPEC.md and is written by scripts/example-archive.py,
+not by this script).
 
-- testdata/valid/<name>.ndjson: small valid archives, each showing one feature
-  (testdata/valid/example.ndjson is the worked example of SPEC.md and is
-  written by scripts/example-archive.py, not by this script);
-- testdata/invalid/<code>[-<variant>].ndjson: a valid archive with exactly one
-  rule broken and everything else re-sealed (counts, schema, partCount,
-  contentHash, archiveHash recomputed), so that as far as the format allows
-  only that rule breaks;
-- testdata/invalid/<name>.json: the sidecar stating the expectation:
-  {"code", "line", "offset"?, "pointer"?, "also"?, "allow"?, "options"?, "note"?}.
-  See testdata/README.md for the contract.
+It does not write testdata/invalid: the Rust mutator does
+(`cargo run -p ndarc-gen --example corpus -- --write testdata/invalid`). With
+--check it is the independent second implementation: it builds every invalid
+fixture again from `define_cases()`, with its own RFC 8785, sealing and both
+hashes, and compares each archive (a valid archive with exactly one rule
+broken and everything else re-sealed) and its sidecar
+({"code", "line", "offset"?, "pointer"?, "also"?, "allow"?, "options"?,
+"note"?}) byte for byte. See testdata/README.md for the contract.
 
 Canonical JSON here is RFC 8785 written out by hand (Python's json module
 sorts member names by code point, not by UTF-16 code unit, and formats
@@ -33,7 +34,6 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VALID = os.path.join(ROOT, "testdata", "valid")
-INVALID = os.path.join(ROOT, "testdata", "invalid")
 
 # ---------------------------------------------------------------------------
 # RFC 8785 canonical JSON
@@ -513,7 +513,7 @@ def valid_archives():
 
     # The archive every invalid case breaks: the Rust corpus writer
     # (`cargo run -p ndarc-gen --example corpus`) reads it to write the
-    # fixtures it owns (RUST_WRITTEN).
+    # invalid fixtures.
     v["base"] = base_spec()
 
     v["minimal"] = {"product": "empty", "tables": [], "requiredConfiguration": []}
@@ -1422,59 +1422,12 @@ def with_lf_hash():
 # ---------------------------------------------------------------------------
 # Writing
 
-# The invalid fixtures that the Rust mutator writes (SPEC.md §2, framing,
-# and §3, the JSON profile and canonical form: `fixtures` and
-# `canonical_fixtures` in `crates/ndarc-gen/src/mutate/framing.rs`,
-# `fixtures` in `json.rs`; run by
+# Every invalid fixture is written by the Rust mutator (the `fixtures`
+# functions of the modules of crates/ndarc-gen/src/mutate/, one per section
+# of SPEC.md; run by
 # `cargo run -p ndarc-gen --example corpus -- --write testdata/invalid`).
-# This script does not write them; `--check` builds them too, on its own,
-# and compares.
-RUST_WRITTEN_PREFIXES = ("json_", "not_canonical")
-RUST_WRITTEN = {
-    "carriage_return", "carriage_return-closing", "carriage_return-inside", "carriage_return-empty-line",
-    "empty_line", "empty_line-first", "empty_line-end",
-    "missing_final_newline", "missing_final_newline-truncated",
-    "line_too_long", "line_too_long-by-one", "line_too_long-manifest",
-    "trailing_data", "trailing_data-garbage", "trailing_data-part",
-    "closing_missing", "manifest_missing", "manifest_missing-part-first", "manifest_missing-array",
-}
-
-
-# Whole sections, by finding code (every fixture named `<code>` or
-# `<code>-<variant>`): `fixtures` in the mutate module of that section.
-RUST_WRITTEN_CODES = {
-    # SPEC.md §4 to §4.2, records and the manifest's members: manifest.rs
-    "record_kind", "unknown_member", "missing_member", "member_type", "unsupported_format",
-    "unsupported_version", "invalid_name", "invalid_exported_at", "invalid_integer", "schema_mismatch",
-    # §4.3, tables: tables.rs
-    "table_order", "invalid_table_sql", "empty_columns", "duplicate_column", "reserved_column",
-    "invalid_notnull", "invalid_pk", "generated_primary_key", "invalid_generated", "dependency_order",
-    "excluded_foreign_key", "missing_dependency", "rowid_alias_mismatch",
-    # §4.3, tables an import cannot create or refuses: importable.rs
-    "unsupported_copy_rowid", "transfer_sql_limit", "reserved_table", "default_excluded_table", "dev_data",
-    # §4.4, objects and payloads: objects.rs
-    "object_order", "payload_order", "invalid_sha256", "invalid_metadata",
-    # §4.5, exclusions and configuration: exclusions.rs
-    "excluded_table_order", "excluded_table_present", "excluded_column_unknown", "excluded_column_required",
-    "excluded_column_duplicate", "duplicate_configuration",
-    # §5.1, parts and what their items name: parts.rs
-    "part_index", "empty_part", "mixed_part", "item_order", "unknown_table", "unknown_object",
-    "unknown_payload", "part_row_count",
-    # §5.2 and §5.3, row items and row keys: rows.rs
-    "row_index", "row_count", "row_columns", "row_not_null", "row_type", "unsafe_integer",
-    "invalid_base64", "rowid_order", "duplicate_row_key", "row_key_order",
-    # §5.4, object and payload items and the bytes they add up to: chunks.rs
-    "chunk_offset", "empty_chunk", "chunk_size", "binary_missing", "size_mismatch", "sha256_mismatch",
-    # §6 and §7, the closing's partCount and both hashes: closing.rs
-    "part_count_mismatch", "content_hash_mismatch", "archive_hash_mismatch",
-    # §15, the base archive against a policy: policy.rs
-    "policy_product", "policy_schema", "policy_content_hash", "policy_exclusion", "policy_configuration",
-}
-
-
-def rust_written(name):
-    return (name in RUST_WRITTEN or name.startswith(RUST_WRITTEN_PREFIXES)
-            or name.split("-")[0] in RUST_WRITTEN_CODES)
+# This script does not write them; `--check` builds them all, on its own,
+# from `define_cases()`, and compares.
 
 
 def write(path, data):
@@ -1523,10 +1476,6 @@ def _cross_check():
         assert Archive(ex).render() == f.read(), "sealing disagrees with testdata/valid/example.ndjson"
 
 
-def stem(f):
-    return f.rsplit(".", 1)[0]
-
-
 def main():
     _self_test()
     _cross_check()
@@ -1539,15 +1488,10 @@ def main():
     if check is not None:
         sys.exit(check_invalid(check))
     os.makedirs(VALID, exist_ok=True)
-    os.makedirs(INVALID, exist_ok=True)
-    # Remove what an earlier run wrote (never example.ndjson, nor the
-    # fixtures the Rust mutator writes).
-    for d in (VALID, INVALID):
-        for f in os.listdir(d):
-            if f == "example.ndjson" or (d == INVALID and rust_written(stem(f))):
-                continue
-            if f.endswith(".ndjson") or (d == INVALID and f.endswith(".json")):
-                os.remove(os.path.join(d, f))
+    # Remove what an earlier run wrote (never example.ndjson).
+    for f in os.listdir(VALID):
+        if f != "example.ndjson" and f.endswith(".ndjson"):
+            os.remove(os.path.join(VALID, f))
     for name, spec in valid_archives().items():
         a = Archive(spec)
         if name == "nesting-depth-64":
@@ -1556,15 +1500,8 @@ def main():
         else:
             data = a.render()
         write(os.path.join(VALID, name + ".ndjson"), data)
-    written = 0
-    for c, data, side in invalid_cases():
-        if rust_written(c["name"]):
-            continue
-        write(os.path.join(INVALID, c["name"] + ".ndjson"), data)
-        write(os.path.join(INVALID, c["name"] + ".json"), side)
-        written += 1
-    print("wrote %d valid and %d invalid archives (the others are written by the Rust mutator)"
-          % (len(valid_archives()), written), file=sys.stderr)
+    print("wrote %d valid archives (testdata/invalid is written by the Rust mutator; "
+          "--check checks it)" % len(valid_archives()), file=sys.stderr)
 
 
 def check_invalid(directory):

@@ -1,14 +1,16 @@
-//! Writes the fixtures of `testdata/invalid` that the Rust mutator owns
-//! (`ndarc_gen::mutate::corpus_fixtures`: SPEC.md §2 and §3) from the
-//! base archive `testdata/valid/base.ndjson`:
+//! Writes the fixtures of `testdata/invalid`
+//! (`ndarc_gen::mutate::corpus_fixtures`: every one, each declared by the
+//! mutate module of its SPEC.md section) from the base archive
+//! `testdata/valid/base.ndjson`:
 //!
 //! ```text
 //! cargo run -p ndarc-gen --example corpus -- --write testdata/invalid
 //! cargo run -p ndarc-gen --example corpus -- --write /tmp/x --base other.ndjson
 //! ```
 //!
-//! The other fixtures are written by `scripts/make-corpus.py`, which also
-//! checks all of them (`--check DIR`); see `testdata/README.md`.
+//! It writes each fixture's two files and removes nothing.
+//! `scripts/make-corpus.py` writes `testdata/valid` and checks every
+//! invalid fixture a second time (`--check DIR`); see `testdata/README.md`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -1,6 +1,6 @@
-//! The fixtures of `testdata/invalid` that the Rust mutator owns are, byte
-//! for byte, the committed files (`scripts/make-corpus.py --check` checks
-//! them a second time, in Python).
+//! The fixtures of `testdata/invalid` are, byte for byte, what the Rust
+//! mutator writes, and it writes every one of them
+//! (`scripts/make-corpus.py --check` checks them a second time, in Python).
 
 use std::path::PathBuf;
 
@@ -12,7 +12,23 @@ fn testdata() -> PathBuf {
 fn committed_fixtures_are_what_the_mutator_writes() {
     let base = std::fs::read(testdata().join("valid/base.ndjson")).unwrap();
     let fixtures = ndarc_gen::mutate::corpus_fixtures(&base).unwrap();
-    assert_eq!(fixtures.len(), 242);
+    let mut written: Vec<String> = fixtures
+        .iter()
+        .flat_map(|f| [format!("{}.ndjson", f.name), format!("{}.json", f.name)])
+        .collect();
+    written.sort();
+    let before = written.len();
+    written.dedup();
+    assert_eq!(written.len(), before, "two fixtures of one name");
+    let mut committed: Vec<String> = std::fs::read_dir(testdata().join("invalid"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    committed.sort();
+    assert_eq!(
+        written, committed,
+        "the mutator writes exactly the committed files"
+    );
     let mut stale = Vec::new();
     for f in &fixtures {
         for (ext, data) in [("ndjson", &f.archive), ("json", &f.sidecar)] {

@@ -1,5 +1,5 @@
-//! The conformance corpus (`testdata/valid`, `testdata/invalid`, written by
-//! `scripts/make-corpus.py` and, for those of SPEC.md §2 and §3, by `ndarc-gen`'s
+//! The conformance corpus (`testdata/valid`, written by
+//! `scripts/make-corpus.py`, and `testdata/invalid`, written by `ndarc-gen`'s
 //! `corpus` example; see `testdata/README.md`).
 //!
 //! - Every valid archive verifies with no finding at all, through
