@@ -307,52 +307,40 @@ fn duplicate_configuration(m: &mut Model, rng: &mut Rng) -> R<Edit> {
 
 // ------------------------------------------------------------- fixtures
 
+/// Fixtures that only set a list of the manifest: name, the sidecar's
+/// pointer (inside that list), the list.
+#[rustfmt::skip]
+const PLAIN: [(&str, &str, &str); 7] = [
+    ("excluded_table_order", "/excludedTables/1", r#"["sessions","audit"]"#),
+    ("excluded_table_order-duplicate", "/excludedTables/1", r#"["sessions","sessions"]"#),
+    ("excluded_table_present", "/excludedTables/0", r#"["notes","sessions"]"#),
+    ("excluded_table_present-case", "/excludedTables/0", r#"["NOTES","sessions"]"#),
+    ("excluded_column_unknown", "/excludedColumns/ghosts", r#"{"ghosts":["x"]}"#),
+    ("excluded_column_unknown-column", "/excludedColumns/notes/0", r#"{"notes":["title"]}"#),
+    ("duplicate_configuration", "/requiredConfiguration/1", r#"["MAIL_KEY","MAIL_KEY"]"#),
+];
+
 /// The fixtures of `testdata/invalid` for these rules, from the base
 /// archive's records (see `framing::fixtures` for its lines).
 pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
-    // `member` of the manifest set to `json`; the sidecar points below it.
-    let c = |name, ptr, member, json| case(r, name, 1, ptr).set(M, member, json);
-    let tables = |name, ptr, json| c(name, ptr, "/excludedTables", json);
-    let columns = |name, ptr, json| c(name, ptr, "/excludedColumns", json);
-    build(vec![
-        tables(
-            "excluded_table_order",
-            "/excludedTables/1",
-            r#"["sessions","audit"]"#,
-        ),
-        tables(
-            "excluded_table_order-duplicate",
-            "/excludedTables/1",
-            r#"["sessions","sessions"]"#,
-        ),
-        tables(
-            "excluded_table_present",
-            "/excludedTables/0",
-            r#"["notes","sessions"]"#,
-        ),
-        tables(
-            "excluded_table_present-case",
-            "/excludedTables/0",
-            r#"["NOTES","sessions"]"#,
-        ),
-        columns(
-            "excluded_column_unknown",
-            "/excludedColumns/ghosts",
-            r#"{"ghosts":["x"]}"#,
-        ),
-        columns(
-            "excluded_column_unknown-column",
-            "/excludedColumns/notes/0",
-            r#"{"notes":["title"]}"#,
-        ),
-        columns(
+    // The manifest member `ptr` is inside (its first token) set to `json`.
+    let c = |name, ptr: &'static str, json| {
+        let member = ptr.split('/').nth(1).unwrap_or_default();
+        case(r, name, 1, ptr).set(M, &format!("/{member}"), json)
+    };
+    let mut cases: Vec<_> = PLAIN
+        .into_iter()
+        .map(|(name, ptr, json)| c(name, ptr, json))
+        .collect();
+    cases.extend([
+        c(
             "excluded_column_required",
             "/excludedColumns/users/0",
             r#"{"users":["name"]}"#,
         )
         .note("a NOT NULL column is excluded (rows leave it out as excluded columns)")
         .with(|r| r.each_del(USERS, 0, "/row/name")),
-        columns(
+        c(
             "excluded_column_required-pk",
             "/excludedColumns/users/0",
             r#"{"users":["id"]}"#,
@@ -360,7 +348,7 @@ pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
         .note("the primary key is excluded (rows leave it out, so every row key is empty)")
         .allow(&["duplicate_row_key"])
         .with(|r| r.each_del(USERS, 0, "/row/id")),
-        columns(
+        c(
             "excluded_column_required-generated",
             "/excludedColumns/users/0",
             r#"{"users":["slug"]}"#,
@@ -372,17 +360,12 @@ pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
                 column("slug", "TEXT", 0, 0, Some("virtual")),
             )
         }),
-        columns(
+        c(
             "excluded_column_duplicate",
             "/excludedColumns/notes/1",
             r#"{"notes":["body","body"]}"#,
         )
         .with(|r| r.each_del(NOTES, 0, "/row/body")),
-        c(
-            "duplicate_configuration",
-            "/requiredConfiguration/1",
-            "/requiredConfiguration",
-            r#"["MAIL_KEY","MAIL_KEY"]"#,
-        ),
-    ])
+    ]);
+    build(cases)
 }

@@ -12,7 +12,7 @@
 //! `scripts/make-corpus.py --check` builds them a second time, in Python,
 //! and compares.
 
-use ndarc_format::catalogue::{decode_base64, encode_base64};
+use ndarc_format::catalogue::{decode_base64, encode_base64, CONTENT_HEADER_MEMBERS};
 use ndarc_format::hash::{hex, sha256};
 use ndarc_format::Code;
 
@@ -356,20 +356,6 @@ pub(super) struct Seal {
     pub(super) part_count: bool,
 }
 
-/// The manifest members that `contentHash` covers (SPEC.md §7.2).
-const HEADER: [&str; 10] = [
-    "format",
-    "version",
-    "product",
-    "schema",
-    "tables",
-    "objects",
-    "payloads",
-    "excludedTables",
-    "excludedColumns",
-    "requiredConfiguration",
-];
-
 /// `text` (JSON) as a value.
 pub(super) fn j(text: &str) -> R<V> {
     ndarc_json::parse(text.as_bytes())
@@ -668,7 +654,7 @@ impl Recs {
     /// `contentHash` (SPEC.md §7.2): the header, then the rows of parts
     /// whose first item is a row of a table the manifest lists.
     pub(super) fn content_hash(&self) -> R<String> {
-        let header: Vec<(&str, V)> = HEADER
+        let header: Vec<(&str, V)> = CONTENT_HEADER_MEMBERS
             .iter()
             .filter_map(|&k| Some((k, self.manifest.get(k)?.clone())))
             .collect();
