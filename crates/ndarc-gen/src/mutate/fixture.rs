@@ -383,9 +383,11 @@ fn sha_hex(bytes: &[u8]) -> String {
 impl Recs {
     /// The base archive's records (without its closing line).
     pub(super) fn new(base: &Base) -> R<Recs> {
-        let mut v = base.lines[..base.closing()]
-            .iter()
-            .map(|l| j(&String::from_utf8_lossy(l)));
+        let mut v = base.lines[..base.closing()].iter().map(|l| {
+            ndarc_json::parse(l)
+                .map(Value::into_owned)
+                .map_err(|e| format!("the base archive: {e}"))
+        });
         let manifest = v.next().ok_or("no manifest")??;
         Ok(Recs {
             manifest,
