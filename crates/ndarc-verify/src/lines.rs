@@ -17,12 +17,17 @@
 //!   read once and kept nowhere ([`LineSource::reader`], for a reader that
 //!   never goes back, such as `ndarc canon`).
 //!
-//! Lines borrow from the slice, or are copied out of the read buffer into a
-//! line buffer of a small pool, so they can be checked on other threads. A
-//! line's buffer goes back to the pool when the line is dropped: a fresh
-//! buffer per line would be new pages from the allocator every time (a
-//! 16 MiB part line is 4,096 page faults, and they were the cost of reading
-//! over mapping), a pooled one is already faulted in.
+//! Lines borrow from the slice. Lines of a file share the read buffer
+//! they were read into (a block of at least [`BLOCK`] bytes): no copy is
+//! made, and the block goes back to a small pool when its last line is
+//! dropped. Only the start of a line that a read cut off is copied, to the
+//! front of the next block (about half a line per block). Lines of a
+//! stream are copied out of the read buffer into a pooled line buffer: a
+//! stream's read returns what has arrived, so a shared block might hold a
+//! few bytes and pin many times that. Pooling matters: a fresh buffer per
+//! line or block is new pages from the allocator every time (a 16 MiB part
+//! line is 4,096 page faults, zeroed by the kernel), a pooled one is
+//! already faulted in.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -33,8 +38,14 @@ use memchr::memchr;
 use ndarc_format::{Code, Digest32, Finding};
 use sha2::{Digest, Sha256};
 
-/// Bytes read at once from a file or a stream.
+/// Bytes read at once from a stream; the smallest read buffer.
 pub const CHUNK: usize = 1 << 20;
+
+/// The smallest read buffer of a file: lines of a file share it, and the
+/// start of a line cut off at its end is copied into the next one, so a
+/// block several times the usual part line (1 MiB) copies a small part of
+/// what it reads.
+const BLOCK: usize = 8 << 20;
 
 /// What lines are read from, and read again by offset.
 pub enum Input<'a> {
@@ -128,15 +139,21 @@ fn read_file_at(f: &File, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
     f.seek_read(buf, offset)
 }
 
-/// The bytes of a line: borrowed from a slice, or copied out of the read
-/// buffer into a pooled buffer.
+/// The bytes of a line: borrowed from a slice, a range of a file's read
+/// block, or copied out of a stream's read buffer into a pooled buffer.
+/// Cloning shares the bytes.
 #[derive(Clone)]
 pub struct LineBytes<'a>(Repr<'a>);
 
 #[derive(Clone)]
 enum Repr<'a> {
     Borrowed(&'a [u8]),
-    Owned(Pooled),
+    Owned(Arc<Pooled>),
+    Shared {
+        block: Arc<Pooled>,
+        start: usize,
+        end: usize,
+    },
 }
 
 impl Deref for LineBytes<'_> {
@@ -145,7 +162,29 @@ impl Deref for LineBytes<'_> {
         match &self.0 {
             Repr::Borrowed(b) => b,
             Repr::Owned(v) => &v.buf,
+            Repr::Shared { block, start, end } => &block.buf[*start..*end],
         }
+    }
+}
+
+impl LineBytes<'_> {
+    /// The first `len` bytes (no more than there are).
+    fn truncated(self, len: usize) -> Self {
+        LineBytes(match self.0 {
+            Repr::Borrowed(b) => Repr::Borrowed(&b[..len.min(b.len())]),
+            Repr::Owned(mut v) => match Arc::get_mut(&mut v) {
+                Some(p) => {
+                    p.buf.truncate(len);
+                    Repr::Owned(v)
+                }
+                None => Repr::Owned(Arc::new(v.pool.copy(&v.buf[..len.min(v.buf.len())]))),
+            },
+            Repr::Shared { block, start, end } => Repr::Shared {
+                block,
+                start,
+                end: end.min(start.saturating_add(len)),
+            },
+        })
     }
 }
 
@@ -161,26 +200,42 @@ struct Pool {
 }
 
 impl Pool {
+    /// A free buffer of at least `len` bytes of capacity, if there is one.
+    fn reuse(&self, len: usize) -> Option<Vec<u8>> {
+        let mut g = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        let (list, held) = &mut *g;
+        let i = list.iter().rposition(|b| b.capacity() >= len)?;
+        let b = list.swap_remove(i);
+        *held -= b.capacity();
+        Some(b)
+    }
+
     /// A buffer holding a copy of `bytes`: a free one large enough when
-    /// there is one (the largest that fits, so big ones serve big lines).
+    /// there is one.
     fn copy(self: &Arc<Self>, bytes: &[u8]) -> Pooled {
-        let mut buf = {
-            let mut g = self.free.lock().unwrap_or_else(|e| e.into_inner());
-            let (list, held) = &mut *g;
-            match list.iter().rposition(|b| b.capacity() >= bytes.len()) {
-                Some(i) => {
-                    let b = list.swap_remove(i);
-                    *held -= b.capacity();
-                    b
-                }
-                None => Vec::new(),
-            }
-        };
+        let mut buf = self.reuse(bytes.len()).unwrap_or_default();
         buf.clear();
         if buf.capacity() < bytes.len() {
             buf.reserve_exact(size_class(bytes.len()));
         }
         buf.extend_from_slice(bytes);
+        Pooled {
+            buf,
+            pool: Arc::clone(self),
+        }
+    }
+
+    /// A read block of at least `len` bytes (all of a reused buffer's
+    /// capacity), beginning with a copy of `head`.
+    fn block(self: &Arc<Self>, len: usize, head: &[u8]) -> Pooled {
+        let len = len.max(head.len());
+        let mut buf = match self.reuse(len) {
+            Some(b) => b,
+            None => Vec::with_capacity(size_class(len)),
+        };
+        // Zeroes only what was never written: a block comes back whole.
+        buf.resize(buf.capacity(), 0);
+        buf[..head.len()].copy_from_slice(head);
         Pooled {
             buf,
             pool: Arc::clone(self),
@@ -198,16 +253,10 @@ fn size_class(len: usize) -> usize {
     len.div_ceil(step).saturating_mul(step)
 }
 
-/// A line buffer that returns to its pool when dropped.
+/// A line buffer or read block that returns to its pool when dropped.
 struct Pooled {
     buf: Vec<u8>,
     pool: Arc<Pool>,
-}
-
-impl Clone for Pooled {
-    fn clone(&self) -> Self {
-        self.pool.copy(&self.buf)
-    }
 }
 
 impl Drop for Pooled {
@@ -309,8 +358,9 @@ pub struct LineSource<'a> {
     /// its end (a stream or a device may never end).
     finite: bool,
     total: Option<u64>,
-    /// The read buffer; `buf[start..end]` is unread.
-    buf: Vec<u8>,
+    /// The read buffer; `buf.buf[start..end]` is unread. Lines of a file
+    /// share it (see [`LineSource::fill`]).
+    buf: Arc<Pooled>,
     start: usize,
     end: usize,
     /// File offset of `buf[end]` (files and streams).
@@ -331,11 +381,15 @@ pub struct LineSource<'a> {
 
 impl<'a> LineSource<'a> {
     fn with(backing: Backing<'a>, finite: bool, total: Option<u64>) -> Self {
+        let pool = Arc::<Pool>::default();
         LineSource {
             backing,
             finite,
             total,
-            buf: Vec::new(),
+            buf: Arc::new(Pooled {
+                buf: Vec::new(),
+                pool: Arc::clone(&pool),
+            }),
             start: 0,
             end: 0,
             read_pos: 0,
@@ -345,7 +399,7 @@ impl<'a> LineSource<'a> {
             pending: Vec::new(),
             stopped: false,
             counted: true,
-            pool: Arc::default(),
+            pool,
         }
     }
 
@@ -558,13 +612,7 @@ impl<'a> LineSource<'a> {
             return Some(long(bytes.len() as u64, Some(d), true, framing));
         }
         let raw_digest = (len < bytes.len()).then(|| sha256(&bytes));
-        let bytes = match bytes.0 {
-            Repr::Borrowed(b) => LineBytes(Repr::Borrowed(&b[..len])),
-            Repr::Owned(mut v) => {
-                v.buf.truncate(len);
-                LineBytes(Repr::Owned(v))
-            }
-        };
+        let bytes = bytes.truncated(len);
         Some(Line {
             number,
             offset,
@@ -584,10 +632,13 @@ impl<'a> LineSource<'a> {
         loop {
             let avail = self.end - self.start;
             let window = avail.min(window_max);
-            if let Some(i) = memchr(b'\n', &self.buf[self.start + scanned..self.start + window]) {
+            if let Some(i) = memchr(
+                b'\n',
+                &self.buf.buf[self.start + scanned..self.start + window],
+            ) {
                 let lf = self.start + scanned + i;
                 self.pos += (lf - self.start) as u64 + 1;
-                let bytes = LineBytes(Repr::Owned(self.take_line(lf)));
+                let bytes = self.take_line(lf);
                 return Ok(Some(Raw::Bytes(bytes, true)));
             }
             scanned = window;
@@ -598,9 +649,8 @@ impl<'a> LineSource<'a> {
                 if avail == 0 {
                     return Ok(None);
                 }
-                let bytes = LineBytes(Repr::Owned(self.pool.copy(&self.buf[self.start..self.end])));
+                let bytes = self.take_line(self.end);
                 self.pos += avail as u64;
-                self.start = self.end;
                 return Ok(Some(Raw::Bytes(bytes, false)));
             }
             self.fill(window_max)?;
@@ -620,8 +670,8 @@ impl<'a> LineSource<'a> {
         let mut h = Sha256::new();
         let mut len = 0u64;
         loop {
-            if let Some(i) = memchr(b'\n', &self.buf[self.start..self.end]) {
-                h.update(&self.buf[self.start..self.start + i]);
+            if let Some(i) = memchr(b'\n', &self.buf.buf[self.start..self.end]) {
+                h.update(&self.buf.buf[self.start..self.start + i]);
                 len += i as u64;
                 self.start += i + 1;
                 self.pos += len + 1;
@@ -632,7 +682,7 @@ impl<'a> LineSource<'a> {
                     has_lf: true,
                 }));
             }
-            h.update(&self.buf[self.start..self.end]);
+            h.update(&self.buf.buf[self.start..self.end]);
             len += (self.end - self.start) as u64;
             self.start = self.end;
             if self.eof {
@@ -648,71 +698,111 @@ impl<'a> LineSource<'a> {
         }
     }
 
-    /// The bytes from `start` to `lf` as a pooled buffer. A line that the
-    /// buffer grew for (a manifest of up to 256 MiB) takes the buffer
-    /// itself, rather than a copy beside it; the bytes after it move to a
-    /// fresh buffer of [`CHUNK`]. The unread bytes start after the LF.
-    fn take_line(&mut self, lf: usize) -> Pooled {
-        let rest = self.end - (lf + 1);
-        if lf - self.start <= 4 * CHUNK || rest > CHUNK {
-            let line = self.pool.copy(&self.buf[self.start..lf]);
-            self.start = lf + 1;
-            return line;
+    /// The bytes from `start` to `lf` as a line; the unread bytes start
+    /// after the LF. A file's line shares the read buffer. A stream's is a
+    /// pooled copy, but a line that the buffer grew for (a manifest of up
+    /// to 256 MiB) takes the buffer itself, rather than a copy beside it,
+    /// and the bytes after it move to a fresh buffer.
+    fn take_line(&mut self, lf: usize) -> LineBytes<'a> {
+        let start = self.start;
+        self.start = (lf + 1).min(self.end);
+        if matches!(self.backing, Backing::File(_)) {
+            return LineBytes(Repr::Shared {
+                block: Arc::clone(&self.buf),
+                start,
+                end: lf,
+            });
         }
-        let mut next = vec![0; CHUNK];
-        next[..rest].copy_from_slice(&self.buf[lf + 1..self.end]);
-        let mut line = std::mem::replace(&mut self.buf, next);
-        line.truncate(lf);
-        if self.start > 0 {
-            line.copy_within(self.start.., 0);
-            line.truncate(lf - self.start);
+        let rest = self.end - self.start;
+        if lf - start <= 4 * CHUNK || rest > CHUNK {
+            return LineBytes(Repr::Owned(Arc::new(
+                self.pool.copy(&self.buf.buf[start..lf]),
+            )));
         }
+        let next = self.pool.block(CHUNK, &self.buf.buf[self.start..self.end]);
+        let mut line = std::mem::replace(&mut self.buf, Arc::new(next));
         self.start = 0;
         self.end = rest;
-        Pooled {
-            buf: line,
-            pool: Arc::clone(&self.pool),
+        if let Some(p) = Arc::get_mut(&mut line) {
+            p.buf.truncate(lf);
+            if start > 0 {
+                p.buf.copy_within(start.., 0);
+                p.buf.truncate(lf - start);
+            }
+            return LineBytes(Repr::Owned(line));
         }
+        // Not reached: a stream's lines are copies, so nothing else holds
+        // its read buffer.
+        LineBytes(Repr::Shared {
+            block: line,
+            start,
+            end: lf,
+        })
     }
 
-    /// Reads more: the unread bytes move to the front of the buffer, which
+    /// Reads more. The unread bytes move to the front of the buffer, which
     /// grows only while a line (within its limit) needs the room, then one
-    /// read fills what is free.
+    /// read fills what is free. When lines still share the buffer (a
+    /// file's lines, being checked on other threads), the unread bytes
+    /// move to a block of the pool instead, of at least [`BLOCK`] bytes.
     fn fill(&mut self, max_line: usize) -> io::Result<()> {
-        if self.start > 0 {
-            self.buf.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
-            self.start = 0;
-        }
-        if self.end == self.buf.len() {
-            let grow = self.buf.len().max(CHUNK);
-            let mut len = (self.buf.len() + grow).min(max_line.saturating_add(CHUNK).max(CHUNK));
-            if let (Backing::File(_), Some(total)) = (&self.backing, self.total) {
-                // No room (zeroed, so resident) past what the file holds.
-                let left = total.saturating_sub(self.read_pos);
-                // At least a chunk more, should the file have grown.
-                let left = usize::try_from(left).unwrap_or(usize::MAX).max(CHUNK);
-                len = len.min(self.end.saturating_add(left));
-            }
-            self.buf.resize(len.max(self.end + 1), 0);
-        } else if self.end < CHUNK / 2 && self.buf.len() > 4 * CHUNK {
+        let unread = self.end - self.start;
+        let have = self.buf.buf.len();
+        let file = matches!(self.backing, Backing::File(_));
+        let least = if file { BLOCK } else { CHUNK };
+        let grow = unread == have;
+        let shrink = unread < CHUNK / 2 && have > 4 * least;
+        // The size the buffer should have.
+        let mut len = if grow {
+            // Full: grow, within the line's limit.
+            (have + have.max(least)).min(max_line.saturating_add(CHUNK).max(least))
+        } else if shrink {
             // Give back the room a long line needed.
-            self.buf.truncate(CHUNK);
-            self.buf.shrink_to_fit();
+            least
+        } else {
+            have.max(least)
+        };
+        if let (Backing::File(_), Some(total)) = (&self.backing, self.total) {
+            // No room (zeroed, so resident) past what the file holds.
+            let left = total.saturating_sub(self.read_pos);
+            // At least a chunk more, should the file have grown.
+            let left = usize::try_from(left).unwrap_or(usize::MAX).max(CHUNK);
+            len = len.min(unread.saturating_add(left));
         }
+        let len = len.max(unread + 1);
+        match Arc::get_mut(&mut self.buf) {
+            Some(p) => {
+                p.buf.copy_within(self.start..self.end, 0);
+                if (grow || shrink) && len != have {
+                    p.buf.truncate(unread);
+                    p.buf.shrink_to(len);
+                    p.buf.resize(len, 0);
+                }
+            }
+            None => {
+                let fresh = self.pool.block(len, &self.buf.buf[self.start..self.end]);
+                self.buf = Arc::new(fresh);
+            }
+        }
+        self.start = 0;
+        self.end = unread;
         let end = self.end;
+        let Some(p) = Arc::get_mut(&mut self.buf) else {
+            return Err(io::Error::other("the read buffer is shared"));
+        };
+        let buf = &mut p.buf;
         let n = match &mut self.backing {
             Backing::Slice(_) => 0,
-            Backing::File(f) => read_file_at(f, self.read_pos, &mut self.buf[end..])?,
+            Backing::File(f) => read_file_at(f, self.read_pos, &mut buf[end..])?,
             Backing::Stream { reader, spool } => {
                 let n = loop {
-                    match reader.read(&mut self.buf[end..]) {
+                    match reader.read(&mut buf[end..]) {
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                         r => break r?,
                     }
                 };
                 if let Some(spool) = spool {
-                    spool.write_all(&self.buf[end..end + n])?;
+                    spool.write_all(&buf[end..end + n])?;
                 }
                 n
             }
@@ -928,15 +1018,30 @@ mod tests {
         f.write_all(&data).unwrap();
         let input = Input::File(f);
         let mut src = LineSource::new(&input).unwrap();
-        let mut addresses = std::collections::HashSet::new();
+        let mut blocks = std::collections::HashSet::new();
         for i in 0..50u8 {
             let l = src.next_line(4 << 20, false).unwrap().unwrap();
             assert_eq!(l.bytes.len(), 3 << 20);
             assert!(l.bytes.iter().all(|&b| b == b'a' + i % 26));
-            addresses.insert(l.bytes.as_ptr() as usize);
-            drop(l); // back to the pool
+            // A file's line is a range of the block it was read into.
+            let Repr::Shared { block, start, .. } = &l.bytes.0 else {
+                panic!("line {i} of a file was copied");
+            };
+            assert_eq!(l.bytes.as_ptr(), block.buf[*start..].as_ptr());
+            blocks.insert(block.buf.as_ptr() as usize);
+            drop(l); // its block back to the pool once read past
         }
-        // One line at a time in flight: one buffer serves every line.
+        // One line at a time in flight: two blocks serve every line (the
+        // one being read, and the one the start of a cut line moves to).
+        assert!(blocks.len() <= 2, "{blocks:?}");
+        // A stream's lines are copies, in reused line buffers.
+        let mut src = LineSource::reader(&data[..]);
+        let mut addresses = std::collections::HashSet::new();
+        for _ in 0..50 {
+            let l = src.next_line(4 << 20, false).unwrap().unwrap();
+            assert!(matches!(l.bytes.0, Repr::Owned(_)));
+            addresses.insert(l.bytes.as_ptr() as usize);
+        }
         assert_eq!(addresses.len(), 1, "{addresses:?}");
         // Many lines alive at once: the pool keeps at most POOL_BYTES.
         let mut src = LineSource::new(&input).unwrap();
