@@ -706,14 +706,25 @@ impl<'a> LineSource<'a> {
     fn take_line(&mut self, lf: usize) -> LineBytes<'a> {
         let start = self.start;
         self.start = (lf + 1).min(self.end);
+        let rest = self.end - self.start;
         if matches!(self.backing, Backing::File(_)) {
-            return LineBytes(Repr::Shared {
+            let line = LineBytes(Repr::Shared {
                 block: Arc::clone(&self.buf),
                 start,
                 end: lf,
             });
+            // A line that the buffer grew for (a manifest of up to 256 MiB)
+            // is left the only holder of that buffer: the few bytes after
+            // it move to a small block, so that the large one is freed with
+            // the line rather than read on to the end of the file.
+            if self.buf.buf.len() > 4 * BLOCK && rest <= CHUNK {
+                let next = self.pool.block(CHUNK, &self.buf.buf[self.start..self.end]);
+                self.buf = Arc::new(next);
+                self.start = 0;
+                self.end = rest;
+            }
+            return line;
         }
-        let rest = self.end - self.start;
         if lf - start <= 4 * CHUNK || rest > CHUNK {
             return LineBytes(Repr::Owned(Arc::new(
                 self.pool.copy(&self.buf.buf[start..lf]),
@@ -1052,6 +1063,34 @@ mod tests {
         drop(alive);
         let held = pool.free.lock().unwrap().1;
         assert!(held > 0 && held <= POOL_BYTES, "{held}");
+    }
+
+    /// A file's line that grew the read buffer far past a block (a large
+    /// manifest) is the only holder of that buffer once read: dropping it
+    /// frees it, although the source reads on (diff drops the manifest
+    /// line early, and kept a second copy of it alive before this).
+    #[test]
+    fn a_long_line_does_not_pin_the_read_buffer() {
+        let mut data = vec![b'm'; 5 * BLOCK];
+        data.extend_from_slice(b"\npart\nclosing\n");
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&data).unwrap();
+        let input = Input::File(f);
+        let mut src = LineSource::new(&input).unwrap();
+        let long = src.next_line(6 * BLOCK, false).unwrap().unwrap();
+        assert_eq!(long.bytes.len(), 5 * BLOCK);
+        assert!(src.buf.buf.len() <= CHUNK, "{}", src.buf.buf.len());
+        let Repr::Shared { block, .. } = &long.bytes.0 else {
+            panic!("a file's line was copied");
+        };
+        assert_eq!(Arc::strong_count(block), 1);
+        drop(long);
+        assert_eq!(&*src.next_line(100, false).unwrap().unwrap().bytes, b"part");
+        assert_eq!(
+            &*src.next_line(100, false).unwrap().unwrap().bytes,
+            b"closing"
+        );
+        assert!(src.next_line(100, false).unwrap().is_none());
     }
 
     /// A source started at a line in the middle reads from there, with
