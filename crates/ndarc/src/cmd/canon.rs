@@ -373,13 +373,16 @@ fn judge(bytes: &[u8], rewrite: bool, spare: &Spare) -> Outcome {
     }
 }
 
+/// Lines read together, each with its limit.
+type Batch<'a> = Vec<(Line<'a>, usize)>;
+
 /// What the reading thread hands on, through the judging thread, to the
 /// writing one.
 enum Msg<'a> {
     /// A batch of lines with their limits, and (once judged) what judging
     /// each found: `None` for a line with a framing problem or over its
     /// limit, which ends the batch and the reading.
-    Lines(Vec<(Line<'a>, usize)>, Vec<Option<Outcome>>),
+    Lines(Batch<'a>, Vec<Option<Outcome>>),
     /// Reading failed after the lines sent before.
     Failed(std::io::Error),
     /// The end of the input, with the findings of empty lines at the end.
@@ -402,8 +405,15 @@ fn read_batches<'a>(
     mut source: LineSource<'a>,
     limits: Limits,
     tx: &std::sync::mpsc::SyncSender<Msg<'a>>,
+    done: &std::sync::mpsc::Receiver<Batch<'a>>,
 ) {
     loop {
+        // Lines written are dropped here, on the thread that allocated
+        // their buffers: freed elsewhere, the allocator took fresh pages
+        // for the next lines (10 % of the time in page faults).
+        while let Ok(old) = done.try_recv() {
+            drop(old);
+        }
         let mut batch = Vec::new();
         let mut bytes = 0;
         let mut stop = false;
@@ -469,7 +479,8 @@ fn ndjson_from(
     std::thread::scope(|scope| {
         let (read_tx, read_rx) = sync_channel::<Msg<'_>>(0);
         let (judged_tx, judged_rx) = sync_channel::<Msg<'_>>(0);
-        scope.spawn(move || read_batches(source, limits, &read_tx));
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        scope.spawn(move || read_batches(source, limits, &read_tx, &done_rx));
         scope.spawn(move || {
             for msg in read_rx {
                 let msg = match msg {
@@ -490,14 +501,15 @@ fn ndjson_from(
             }
         });
         // Returning drops `judged_rx`, which stops the other two stages.
-        write_batches(name, judged_rx, out, collect, spare, ctx)
+        write_batches(name, judged_rx, &done_tx, out, collect, spare, ctx)
     })
 }
 
 /// The writing stage of [`ndjson_from`].
-fn write_batches(
+fn write_batches<'a>(
     name: &str,
-    rx: std::sync::mpsc::Receiver<Msg<'_>>,
+    rx: std::sync::mpsc::Receiver<Msg<'a>>,
+    done: &std::sync::mpsc::Sender<Batch<'a>>,
     mut out: Option<&mut Output>,
     mut collect: Option<&mut Vec<u8>>,
     spare: &Spare,
@@ -583,6 +595,8 @@ fn write_batches(
                 spare.give(buf);
             }
         }
+        // Back to the reader (once it has stopped, dropped here).
+        let _ = done.send(batch);
     }
     // The stages before stopped without a word: only a panic does that,
     // and the scope passes it on.
