@@ -29,6 +29,7 @@ mod error;
 mod locate;
 pub mod number;
 mod parse;
+mod rewrite;
 mod scan;
 mod ser;
 mod value;
@@ -48,34 +49,63 @@ pub use value::{cmp_utf16, safe_integer, Object, OwnedValue, Value, MAX_SAFE_INT
 /// Appends the canonical form of the JSON text `input` to `out`. Returns
 /// `true` when the input was canonical already (and was copied as is).
 pub fn canonicalize(input: &[u8], out: &mut Vec<u8>) -> Result<bool, Error> {
-    Ok(match canonical_form(input)? {
-        None => {
-            out.extend_from_slice(input);
-            true
-        }
-        Some(canon) => {
-            out.extend_from_slice(&canon);
-            false
-        }
-    })
+    let canonical = canonical_form_into(input, out)?;
+    if canonical {
+        out.extend_from_slice(input);
+    }
+    Ok(canonical)
 }
 
 /// The canonical form of the JSON text `input`, or `None` when `input` is
 /// canonical already (it is its own canonical form, and is not copied).
 pub fn canonical_form(input: &[u8]) -> Result<Option<Vec<u8>>, Error> {
+    let mut out = Vec::new();
+    Ok((!canonical_form_into(input, &mut out)?).then_some(out))
+}
+
+/// [`canonical_form`] into a buffer the caller keeps: appends the canonical
+/// form of `input` to `out` and returns `false`, or returns `true` and
+/// appends nothing when `input` is canonical already. On an error nothing
+/// is appended either.
+///
+/// ```
+/// use ndarc_json::canonical_form_into;
+/// let mut buf = b"x".to_vec();
+/// assert_eq!(canonical_form_into(b"[1.0, 2]", &mut buf), Ok(false));
+/// assert_eq!(buf, b"x[1,2]");
+/// assert_eq!(canonical_form_into(b"[1,2]", &mut buf), Ok(true));
+/// assert_eq!(canonical_form_into(b"[1, ", &mut buf).map_err(|e| e.code()), Err("json_syntax"));
+/// assert_eq!(buf, b"x[1,2]");
+/// ```
+pub fn canonical_form_into(input: &[u8], out: &mut Vec<u8>) -> Result<bool, Error> {
     // Most input is canonical already (archives are written canonical): the
-    // check pass builds nothing, and only a text it finds non-canonical is
-    // parsed into a value and written again.
+    // scanner proves that without building anything.
+    if scan::is_canonical(input, MAX_DEPTH) {
+        return Ok(true);
+    }
+    // Most of the rest differs only in spelling, members in order: written
+    // canonical in one pass, no value built.
+    let base = out.len();
+    out.reserve(input.len());
+    if rewrite::rewrite(input, MAX_DEPTH, out) {
+        // Canonical after all when the scanner, stricter, refused it.
+        if out[base..] == *input {
+            out.truncate(base);
+            return Ok(true);
+        }
+        return Ok(false);
+    }
+    // Errors and members to sort: the check pass, then the full parse into
+    // a value written again.
     match parse::quick_check(input, ParseOptions::default()) {
-        Some(Ok(())) => return Ok(None),
+        Some(Ok(())) => return Ok(true),
         Some(Err(e)) => return Err(e),
         None => {}
     }
     let parsed = parse_with(input, ParseOptions::default())?;
     if parsed.non_canonical_at.is_none() {
-        return Ok(None);
+        return Ok(true);
     }
-    let mut out = Vec::with_capacity(input.len());
-    write_canonical(&parsed.value, &mut out);
-    Ok(Some(out))
+    write_canonical(&parsed.value, out);
+    Ok(false)
 }

@@ -308,6 +308,13 @@ pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
     if common == ab.len() || common == bb.len() {
         return ab.len().cmp(&bb.len());
     }
+    // An ASCII byte that differs is a whole character, after the same
+    // characters in both: the smaller byte is the smaller code unit (the
+    // other is an ASCII one too, or starts a character of U+0080 or more).
+    let (x, y) = (ab[common], bb[common]);
+    if x.min(y) < 0x80 {
+        return x.cmp(&y);
+    }
     // Back up to the start of the character that differs.
     let mut start = common;
     while !a.is_char_boundary(start) {
@@ -342,6 +349,8 @@ mod tests {
         assert_eq!(cmp_utf16("\u{E000}", "\u{FFFF}"), Ordering::Less);
         assert_eq!(cmp_utf16("x\u{10FFFF}", "x\u{E000}"), Ordering::Less);
         assert_eq!(cmp_utf16("é", "e"), Ordering::Greater);
+        assert_eq!(cmp_utf16("a\u{1F600}", "a\u{80}"), Ordering::Greater);
+        assert_eq!(cmp_utf16("\u{7f}", "\u{1F600}"), Ordering::Less);
     }
 
     #[test]

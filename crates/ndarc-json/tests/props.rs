@@ -374,6 +374,9 @@ fn agree(bytes: &[u8]) -> Result<(), TestCaseError> {
                 prop_assert!(*k <= bytes.len());
             }
             prop_assert_eq!(check_canonical(&out), Ok(None));
+            // Byte for byte what the serializer writes for the parsed value
+            // (the one-pass rewriter included).
+            prop_assert_eq!(&out, &to_canonical_vec(&p.value));
             let again = parse(&out).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert!(same_value(&again, &p.value));
         }

@@ -306,6 +306,60 @@ fn stdout_keeps_the_lines_before_an_error() {
     );
 }
 
+/// Over many batches (about 12 MiB, batches of 4 MiB read, judged and
+/// written by overlapping stages), the output keeps input order, and a
+/// problem deep in the input is reported at its line with exactly the
+/// lines before it written.
+#[test]
+fn many_batches_keep_input_order_and_stop_at_the_first_problem() {
+    let pad = "é".repeat(100);
+    // Members in order (rewritten in one pass) or not (parsed and sorted).
+    let messy = |i: usize| match i % 2 {
+        0 => format!("{{\"n\": {i}.0, \"pad\": \"{pad}\"}}\n"),
+        _ => format!("{{\"pad\": \"{pad}\", \"n\": {i}.0}}\n"),
+    };
+    let canon = |i: usize| format!("{{\"n\":{i},\"pad\":\"{pad}\"}}\n");
+    let lines = 60_000;
+    let input: String = (1..=lines).map(messy).collect();
+    assert!(input.len() > 12 << 20);
+    let want: String = (1..=lines).map(canon).collect();
+    let r = ndarc(&["canon"], input.as_bytes());
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    assert!(r.out() == want, "canonical lines in input order");
+
+    // An invalid line in the third batch.
+    let bad = 45_000;
+    let mut broken: Vec<String> = (1..=lines).map(messy).collect();
+    broken[bad - 1] = "[1,]\n".to_string();
+    let offset: usize = broken[..bad - 1].iter().map(String::len).sum::<usize>() + 3;
+    let r = ndarc(&["canon"], broken.concat().as_bytes());
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr
+            .starts_with(&format!("<stdin>:{bad}:{offset}: json_syntax:")),
+        "{}",
+        r.stderr
+    );
+    let before: String = (1..bad).map(canon).collect();
+    assert!(r.out() == before, "exactly the lines before the error");
+
+    // --check: the first non-canonical line, and an empty line, deep in.
+    let mut mixed: Vec<String> = (1..=lines).map(canon).collect();
+    mixed[bad - 1] = "{\"n\": 1}\n".to_string();
+    let offset: usize = mixed[..bad - 1].iter().map(String::len).sum::<usize>() + 5;
+    let r = ndarc(&["canon", "--check"], mixed.concat().as_bytes());
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stderr, format!("<stdin>:{bad}:{offset}: not canonical\n"));
+    mixed[bad - 1] = "\n".to_string();
+    let r = ndarc(&["canon", "--check"], mixed.concat().as_bytes());
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.starts_with(&format!("<stdin>:{bad}:")) && r.stderr.contains("empty_line"),
+        "{}",
+        r.stderr
+    );
+}
+
 #[test]
 fn long_lines_are_an_error_not_an_allocation() {
     let r = ndarc(&["canon", "--max-line-bytes", "8"], b"[1,2,3]\n[1,2,3,4]\n");

@@ -6,7 +6,9 @@
 //! archive. Lines are streamed with bounded memory, read once through the
 //! line source of `ndarc-verify` ([`LineSource::reader`]), so canon frames
 //! lines exactly as `verify` does. They are judged in batches of about
-//! 8 MiB on every core, and written or reported in input order. Framing is not repaired: an empty line, a
+//! 8 MiB on every core while the next batch is read and the one before is
+//! written, and written or reported in input order. Framing is not
+//! repaired: an empty line, a
 //! CR anywhere in a line or a line longer than the limit is an error,
 //! reported with the line source's code and message. A last line without LF
 //! is given one (`--check` reports it).
@@ -14,8 +16,8 @@
 use std::io::Read;
 use std::path::PathBuf;
 
-use ndarc_json::{canonical_form, canonicalize, check_canonical};
-use ndarc_verify::lines::LineSource;
+use ndarc_json::{canonical_form_into, canonicalize, check_canonical};
+use ndarc_verify::lines::{Line, LineSource};
 use ndarc_verify::{Code, Finding};
 
 use crate::exit::{CmdResult, Failure, Status};
@@ -226,7 +228,9 @@ fn reseal(
         limits,
         ctx,
     );
-    if capped.hit {
+    // Reading runs ahead of judging: a line found wrong before the cap
+    // was passed is reported as it was without the read-ahead.
+    if capped.hit && status.is_err() {
         return Err(too_large_to_reseal(&name, max_input));
     }
     let status = status?;
@@ -295,17 +299,21 @@ fn unterminated(framing: &[Finding]) -> bool {
 }
 
 /// Lines checked or rewritten together on the thread pool: enough that
-/// every core has work, few enough that memory stays bounded (a batch and
-/// its rewritten lines).
-const BATCH_BYTES: usize = 8 << 20;
+/// every core has work, few enough that memory stays bounded (about five
+/// batches and their rewritten lines are alive at once, see
+/// [`ndjson_from`]).
+const BATCH_BYTES: usize = 4 << 20;
 /// At most this many lines in a batch (short lines).
 const BATCH_LINES: usize = 8192;
+/// Rewritten lines' buffers kept for reuse, in bytes of capacity: a fresh
+/// buffer per line costs more in page faults than rewriting it.
+const SPARE_BYTES: usize = 32 << 20;
 
 /// What checking or rewriting one line found.
 enum Outcome {
     /// Canonical already: written as it is.
     Canonical,
-    /// Rewritten (without its LF).
+    /// Rewritten (without its LF), in a buffer of [`Spare`].
     Rewritten(Vec<u8>),
     /// Not canonical from this offset (`--check`).
     NotCanonical(usize),
@@ -313,14 +321,49 @@ enum Outcome {
     Invalid(ndarc_json::Error),
 }
 
+/// Buffers for rewritten lines, handed back once written.
+#[derive(Default)]
+struct Spare(std::sync::Mutex<(Vec<Vec<u8>>, usize)>);
+
+impl Spare {
+    fn take(&self) -> Vec<u8> {
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let (list, held) = &mut *g;
+        match list.pop() {
+            Some(buf) => {
+                *held -= buf.capacity();
+                buf
+            }
+            None => Vec::new(),
+        }
+    }
+
+    fn give(&self, mut buf: Vec<u8>) {
+        buf.clear();
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let (list, held) = &mut *g;
+        if *held + buf.capacity() <= SPARE_BYTES {
+            *held += buf.capacity();
+            list.push(buf);
+        }
+    }
+}
+
 /// Checks (`rewrite` false) or rewrites one line, in one pass when it is
 /// canonical already.
-fn judge(bytes: &[u8], rewrite: bool) -> Outcome {
+fn judge(bytes: &[u8], rewrite: bool, spare: &Spare) -> Outcome {
     if rewrite {
-        return match canonical_form(bytes) {
-            Ok(None) => Outcome::Canonical,
-            Ok(Some(canon)) => Outcome::Rewritten(canon),
-            Err(e) => Outcome::Invalid(e),
+        let mut buf = spare.take();
+        return match canonical_form_into(bytes, &mut buf) {
+            Ok(false) => Outcome::Rewritten(buf),
+            Ok(true) => {
+                spare.give(buf);
+                Outcome::Canonical
+            }
+            Err(e) => {
+                spare.give(buf);
+                Outcome::Invalid(e)
+            }
         };
     }
     match check_canonical(bytes) {
@@ -330,26 +373,50 @@ fn judge(bytes: &[u8], rewrite: bool) -> Outcome {
     }
 }
 
-/// [`ndjson`] over any reader named `name`. Lines are read once (no copy of
-/// the input is kept), judged in batches on the thread pool, and written
-/// or reported in input order; reading stops at the first problem.
-fn ndjson_from(
-    name: &str,
-    input: &mut (dyn Read + Send),
-    mut out: Option<&mut Output>,
-    mut collect: Option<&mut Vec<u8>>,
+/// Lines read together, each with its limit.
+type Batch<'a> = Vec<(Line<'a>, usize)>;
+
+/// What the reading thread hands on, through the judging thread, to the
+/// writing one.
+enum Msg<'a> {
+    /// A batch of lines with their limits, and (once judged) what judging
+    /// each found: `None` for a line with a framing problem or over its
+    /// limit, which ends the batch and the reading.
+    Lines(Batch<'a>, Vec<Option<Outcome>>),
+    /// Reading failed after the lines sent before.
+    Failed(std::io::Error),
+    /// The end of the input, with the findings of empty lines at the end.
+    End(Vec<Finding>),
+}
+
+/// Whether a line is not judged: a framing problem canon does not repair,
+/// or over its limit.
+fn unjudged(line: &Line<'_>) -> bool {
+    line.too_long.is_some()
+        || line
+            .framing
+            .iter()
+            .any(|f| f.code != Code::MissingFinalNewline)
+}
+
+/// Reads batches of lines into `tx` until the end, a read error or a line
+/// that is not judged; stops early when the receiver is gone.
+fn read_batches<'a>(
+    mut source: LineSource<'a>,
     limits: Limits,
-    ctx: &Context,
-) -> CmdResult {
-    use rayon::prelude::*;
-    let rewrite = out.is_some();
-    let mut source = LineSource::reader(input);
-    let mut batch = Vec::new();
+    tx: &std::sync::mpsc::SyncSender<Msg<'a>>,
+    done: &std::sync::mpsc::Receiver<Batch<'a>>,
+) {
     loop {
-        // Read a batch. A line with a framing problem or over its limit
-        // ends the batch: it is reported after the lines before it.
-        batch.clear();
+        // Lines written are dropped here, on the thread that allocated
+        // their buffers: freed elsewhere, the allocator took fresh pages
+        // for the next lines (10 % of the time in page faults).
+        while let Ok(old) = done.try_recv() {
+            drop(old);
+        }
+        let mut batch = Vec::new();
         let mut bytes = 0;
+        let mut stop = false;
         let mut at_end = false;
         while bytes < BATCH_BYTES && batch.len() < BATCH_LINES {
             // Empty lines count: the manifest limit is line 1's.
@@ -360,30 +427,108 @@ fn ndjson_from(
                     at_end = true;
                     break;
                 }
-                Err(e) => return Err(Failure::io(format_args!("cannot read {name}"), &e)),
+                Err(e) => {
+                    // The lines read before the error in this batch are
+                    // neither judged nor written (as before the pipeline).
+                    let _ = tx.send(Msg::Failed(e));
+                    return;
+                }
             };
             bytes += line.bytes.len();
-            let stop = line.too_long.is_some()
-                || line
-                    .framing
-                    .iter()
-                    .any(|f| f.code != Code::MissingFinalNewline);
+            stop = unjudged(&line);
             batch.push((line, limit));
             if stop {
                 break;
             }
         }
-        let outcomes: Vec<Option<Outcome>> = batch
-            .par_iter()
-            .map(|(line, _)| {
-                let stop = line.too_long.is_some()
-                    || line
-                        .framing
-                        .iter()
-                        .any(|f| f.code != Code::MissingFinalNewline);
-                (!stop).then(|| judge(&line.bytes, rewrite))
-            })
-            .collect();
+        if !batch.is_empty() && tx.send(Msg::Lines(batch, Vec::new())).is_err() {
+            return;
+        }
+        if stop {
+            // The writer reports that line and stops there.
+            return;
+        }
+        if at_end {
+            let _ = tx.send(Msg::End(source.take_pending()));
+            return;
+        }
+    }
+}
+
+/// [`ndjson`] over any reader named `name`. Lines are read once (no copy of
+/// the input is kept) in three stages that overlap: one thread reads
+/// batches, one has each batch judged on the thread pool, and this one
+/// writes or reports them in input order, stopping at the first problem.
+/// Each stage hands on through a channel of no capacity, so at most about
+/// five batches are alive at once (one in each stage and one waiting at
+/// each hand-off).
+fn ndjson_from(
+    name: &str,
+    input: &mut (dyn Read + Send),
+    out: Option<&mut Output>,
+    collect: Option<&mut Vec<u8>>,
+    limits: Limits,
+    ctx: &Context,
+) -> CmdResult {
+    use rayon::prelude::*;
+    use std::sync::mpsc::sync_channel;
+    let rewrite = out.is_some();
+    let source = LineSource::reader(input);
+    let spare = Spare::default();
+    let spare = &spare;
+    std::thread::scope(|scope| {
+        let (read_tx, read_rx) = sync_channel::<Msg<'_>>(0);
+        let (judged_tx, judged_rx) = sync_channel::<Msg<'_>>(0);
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        scope.spawn(move || read_batches(source, limits, &read_tx, &done_rx));
+        scope.spawn(move || {
+            for msg in read_rx {
+                let msg = match msg {
+                    Msg::Lines(batch, _) => {
+                        let outcomes = batch
+                            .par_iter()
+                            .map(|(line, _)| {
+                                (!unjudged(line)).then(|| judge(&line.bytes, rewrite, spare))
+                            })
+                            .collect();
+                        Msg::Lines(batch, outcomes)
+                    }
+                    other => other,
+                };
+                if judged_tx.send(msg).is_err() {
+                    return;
+                }
+            }
+        });
+        // Returning drops `judged_rx`, which stops the other two stages.
+        write_batches(name, judged_rx, &done_tx, out, collect, spare, ctx)
+    })
+}
+
+/// The writing stage of [`ndjson_from`].
+fn write_batches<'a>(
+    name: &str,
+    rx: std::sync::mpsc::Receiver<Msg<'a>>,
+    done: &std::sync::mpsc::Sender<Batch<'a>>,
+    mut out: Option<&mut Output>,
+    mut collect: Option<&mut Vec<u8>>,
+    spare: &Spare,
+    ctx: &Context,
+) -> CmdResult {
+    let rewrite = out.is_some();
+    for msg in rx {
+        let (batch, outcomes) = match msg {
+            Msg::Lines(batch, outcomes) => (batch, outcomes),
+            Msg::Failed(e) => return Err(Failure::io(format_args!("cannot read {name}"), &e)),
+            // Empty lines at the end.
+            Msg::End(pending) => {
+                return Ok(if framing_error(name, &pending, ctx) {
+                    Status::Findings
+                } else {
+                    Status::Success
+                });
+            }
+        };
         for ((line, limit), outcome) in batch.iter().zip(outcomes) {
             // Findings of empty lines before this one come first (file order).
             if framing_error(name, &line.framing, ctx) {
@@ -446,16 +591,16 @@ fn ndjson_from(
                     out.put(b"\n")?;
                 }
             }
+            if let Some(Outcome::Rewritten(buf)) = outcome {
+                spare.give(buf);
+            }
         }
-        if at_end {
-            break;
-        }
+        // Back to the reader (once it has stopped, dropped here).
+        let _ = done.send(batch);
     }
-    // Empty lines at the end.
-    if framing_error(name, &source.take_pending(), ctx) {
-        return Ok(Status::Findings);
-    }
-    Ok(Status::Success)
+    // The stages before stopped without a word: only a panic does that,
+    // and the scope passes it on.
+    Err(Failure::new(format!("cannot read {name}: reading stopped")))
 }
 
 /// `--input json`: one JSON text, canonicalized to one line (or checked: the
