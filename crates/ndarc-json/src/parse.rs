@@ -204,6 +204,105 @@ pub(crate) fn plain_run(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// An escape decoded by [`decode_escape`].
+pub(crate) struct Escape {
+    /// The character it stands for.
+    pub(crate) ch: char,
+    /// The offset after it.
+    pub(crate) next: usize,
+    /// Whether canonical text (`JSON.stringify`'s) writes it so: only
+    /// `\"`, `\\`, the five short control escapes and lowercase `\u00XX`
+    /// for the other control characters; everything else is written raw.
+    pub(crate) canonical: bool,
+}
+
+/// Why an escape is not valid JSON (or not valid Unicode).
+pub(crate) enum EscapeFault {
+    /// The text ends after the backslash.
+    Unterminated,
+    /// `\` followed by this byte.
+    Invalid(u8),
+    /// `\u` without four hex digits: the offset of that escape (the
+    /// second of a surrogate pair's).
+    Hex(usize),
+    /// A surrogate code unit without its pair.
+    LoneSurrogate(u32),
+}
+
+/// Decodes the escape at `at` (a backslash): the one definition of JSON's
+/// escapes and of which of them canonical text keeps, shared by the parser
+/// and the one-pass rewriter.
+pub(crate) fn decode_escape(bytes: &[u8], at: usize) -> Result<Escape, EscapeFault> {
+    let short = |ch, canonical| {
+        Ok(Escape {
+            ch,
+            next: at + 2,
+            canonical,
+        })
+    };
+    match bytes.get(at + 1) {
+        None => Err(EscapeFault::Unterminated),
+        Some(b'"') => short('"', true),
+        Some(b'\\') => short('\\', true),
+        // Valid JSON, but JSON.stringify writes `/` raw.
+        Some(b'/') => short('/', false),
+        Some(b'b') => short('\u{8}', true),
+        Some(b'f') => short('\u{c}', true),
+        Some(b'n') => short('\n', true),
+        Some(b'r') => short('\r', true),
+        Some(b't') => short('\t', true),
+        Some(b'u') => {
+            let unit = hex4(bytes, at)?;
+            match unit {
+                0xD800..=0xDBFF => {
+                    let low_at = at + 6;
+                    if bytes.get(low_at..low_at + 2) == Some(b"\\u") {
+                        let low = hex4(bytes, low_at)?;
+                        if (0xDC00..=0xDFFF).contains(&low) {
+                            let c = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+                            // Any escaped character above U+001F is written
+                            // raw in canonical form.
+                            return Ok(Escape {
+                                ch: char::from_u32(c).unwrap_or('\u{FFFD}'),
+                                next: at + 12,
+                                canonical: false,
+                            });
+                        }
+                    }
+                    Err(EscapeFault::LoneSurrogate(unit))
+                }
+                0xDC00..=0xDFFF => Err(EscapeFault::LoneSurrogate(unit)),
+                _ => Ok(Escape {
+                    ch: char::from_u32(unit).unwrap_or('\u{FFFD}'),
+                    next: at + 6,
+                    canonical: unit < 0x20
+                        && !matches!(unit, 0x08 | 0x09 | 0x0A | 0x0C | 0x0D)
+                        && bytes[at + 2..at + 6]
+                            .iter()
+                            .all(|b| !b.is_ascii_uppercase()),
+                }),
+            }
+        }
+        Some(&c) => Err(EscapeFault::Invalid(c)),
+    }
+}
+
+/// The four hex digits after `\u` at `at`.
+fn hex4(bytes: &[u8], at: usize) -> Result<u32, EscapeFault> {
+    let digits = bytes.get(at + 2..at + 6).ok_or(EscapeFault::Hex(at))?;
+    let mut v = 0u32;
+    for &b in digits {
+        let x = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            _ => return Err(EscapeFault::Hex(at)),
+        };
+        v = v * 16 + u32::from(x);
+    }
+    Ok(v)
+}
+
 struct Parser<'a, const BUILD: bool> {
     text: &'a str,
     bytes: &'a [u8],
@@ -570,94 +669,27 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
     /// Decodes the escape at `at` (a backslash) into `out`; returns the
     /// offset after it.
     fn escape(&mut self, at: usize, out: &mut String) -> Result<usize, Error> {
-        let Some(&c) = self.bytes.get(at + 1) else {
-            return self.syntax(at, "unterminated escape");
-        };
-        let short = match c {
-            b'"' => Some('"'),
-            b'\\' => Some('\\'),
-            b'/' => {
-                // Valid JSON, but JSON.stringify writes `/` raw.
-                self.mark(at);
-                Some('/')
-            }
-            b'b' => Some('\u{8}'),
-            b'f' => Some('\u{c}'),
-            b'n' => Some('\n'),
-            b'r' => Some('\r'),
-            b't' => Some('\t'),
-            b'u' => None,
-            _ => {
-                return self.syntax(
-                    at,
-                    format!("invalid escape `\\{}`", char::from(c).escape_default()),
-                )
-            }
-        };
-        if let Some(ch) = short {
-            out.push(ch);
-            return Ok(at + 2);
-        }
-        let unit = self.hex4(at)?;
-        match unit {
-            0xD800..=0xDBFF => {
-                let low_at = at + 6;
-                if self.bytes.get(low_at) == Some(&b'\\')
-                    && self.bytes.get(low_at + 1) == Some(&b'u')
-                {
-                    let low = self.hex4(low_at)?;
-                    if (0xDC00..=0xDFFF).contains(&low) {
-                        let c = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-                        // Any escaped character above U+001F is written raw
-                        // in canonical form.
-                        self.mark(at);
-                        out.push(char::from_u32(c).unwrap_or('\u{FFFD}'));
-                        return Ok(at + 12);
-                    }
+        match decode_escape(self.bytes, at) {
+            Ok(e) => {
+                if !e.canonical {
+                    self.mark(at);
                 }
-                self.err(
-                    ErrorKind::LoneSurrogate,
-                    at,
-                    format!("escaped lone surrogate \\u{unit:04x}: strings must be valid Unicode"),
-                )
+                out.push(e.ch);
+                Ok(e.next)
             }
-            0xDC00..=0xDFFF => self.err(
+            Err(EscapeFault::Unterminated) => self.syntax(at, "unterminated escape"),
+            Err(EscapeFault::Invalid(c)) => self.syntax(
+                at,
+                format!("invalid escape `\\{}`", char::from(c).escape_default()),
+            ),
+            Err(EscapeFault::Hex(at)) => {
+                self.syntax(at, "`\\u` must be followed by four hex digits")
+            }
+            Err(EscapeFault::LoneSurrogate(unit)) => self.err(
                 ErrorKind::LoneSurrogate,
                 at,
                 format!("escaped lone surrogate \\u{unit:04x}: strings must be valid Unicode"),
             ),
-            _ => {
-                let canonical = unit < 0x20
-                    && !matches!(unit, 0x08 | 0x09 | 0x0A | 0x0C | 0x0D)
-                    && self.bytes[at + 2..at + 6]
-                        .iter()
-                        .all(|b| !b.is_ascii_uppercase());
-                if !canonical {
-                    self.mark(at);
-                }
-                out.push(char::from_u32(unit).unwrap_or('\u{FFFD}'));
-                Ok(at + 6)
-            }
-        }
-    }
-
-    fn hex4(&self, at: usize) -> Result<u32, Error> {
-        let digits = self.bytes.get(at + 2..at + 6);
-        let mut v = 0u32;
-        match digits {
-            Some(d) => {
-                for &b in d {
-                    let x = match b {
-                        b'0'..=b'9' => b - b'0',
-                        b'a'..=b'f' => b - b'a' + 10,
-                        b'A'..=b'F' => b - b'A' + 10,
-                        _ => return self.syntax(at, "`\\u` must be followed by four hex digits"),
-                    };
-                    v = v * 16 + u32::from(x);
-                }
-                Ok(v)
-            }
-            None => self.syntax(at, "`\\u` must be followed by four hex digits"),
         }
     }
 

@@ -18,7 +18,8 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use crate::number;
-use crate::parse::{plain_run, validate};
+use crate::parse::{decode_escape, plain_run, validate};
+use crate::ser::{needs_escape, write_escape};
 use crate::value::cmp_utf16;
 
 /// Appends the canonical form of the JSON text `bytes` to `out` when the
@@ -218,51 +219,8 @@ impl<'a> Rewriter<'a, '_> {
     /// The character of the escape at `at` (a backslash), and the offset
     /// after it; `None` for an invalid escape or a lone surrogate.
     fn escape(&self, at: usize) -> Option<(char, usize)> {
-        let c = match self.bytes.get(at + 1)? {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => {
-                let unit = self.hex4(at)?;
-                return match unit {
-                    0xD800..=0xDBFF => {
-                        let low_at = at + 6;
-                        if self.bytes.get(low_at..low_at + 2)? != b"\\u" {
-                            return None;
-                        }
-                        let low = self.hex4(low_at)?;
-                        if !(0xDC00..=0xDFFF).contains(&low) {
-                            return None;
-                        }
-                        let c = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-                        Some((char::from_u32(c)?, at + 12))
-                    }
-                    // A lone low surrogate (char::from_u32 refuses it).
-                    _ => Some((char::from_u32(unit)?, at + 6)),
-                };
-            }
-            _ => return None,
-        };
-        Some((c, at + 2))
-    }
-
-    fn hex4(&self, at: usize) -> Option<u32> {
-        let mut v = 0u32;
-        for &b in self.bytes.get(at + 2..at + 6)? {
-            let x = match b {
-                b'0'..=b'9' => b - b'0',
-                b'a'..=b'f' => b - b'a' + 10,
-                b'A'..=b'F' => b - b'A' + 10,
-                _ => return None,
-            };
-            v = v * 16 + u32::from(x);
-        }
-        Some(v)
+        let e = decode_escape(self.bytes, at).ok()?;
+        Some((e.ch, e.next))
     }
 
     fn number(&mut self) -> Option<()> {
@@ -295,25 +253,11 @@ impl<'a> Rewriter<'a, '_> {
 /// [`write_string`](crate::write_string)).
 #[inline]
 fn write_char(c: char, out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    match c {
-        '"' => out.extend_from_slice(b"\\\""),
-        '\\' => out.extend_from_slice(b"\\\\"),
-        '\u{8}' => out.extend_from_slice(b"\\b"),
-        '\t' => out.extend_from_slice(b"\\t"),
-        '\n' => out.extend_from_slice(b"\\n"),
-        '\u{c}' => out.extend_from_slice(b"\\f"),
-        '\r' => out.extend_from_slice(b"\\r"),
-        '\0'..='\u{1f}' => {
-            let b = c as u8;
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[usize::from(b >> 4)]);
-            out.push(HEX[usize::from(b & 15)]);
-        }
-        _ => {
-            let mut buf = [0u8; 4];
-            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-        }
+    if needs_escape(c) {
+        write_escape(c as u8, out);
+    } else {
+        let mut buf = [0u8; 4];
+        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
     }
 }
 

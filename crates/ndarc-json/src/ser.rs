@@ -97,24 +97,38 @@ pub fn write_string(s: &str, out: &mut Vec<u8>) {
         }
         out.extend_from_slice(&bytes[run..i]);
         run = i + 1;
-        match b {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x09 => out.extend_from_slice(b"\\t"),
-            0x0A => out.extend_from_slice(b"\\n"),
-            0x0C => out.extend_from_slice(b"\\f"),
-            0x0D => out.extend_from_slice(b"\\r"),
-            _ => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[usize::from(b >> 4)]);
-                out.push(HEX[usize::from(b & 15)]);
-            }
-        }
+        write_escape(b, out);
     }
     out.extend_from_slice(&bytes[run..]);
     out.push(b'"');
+}
+
+/// Whether canonical text escapes the character `c` inside a string.
+#[inline]
+pub(crate) fn needs_escape(c: char) -> bool {
+    c.is_ascii() && NEEDS_ESCAPE[c as usize]
+}
+
+/// Appends the escape canonical text (`JSON.stringify`) writes for the
+/// byte `b`, one of those [`needs_escape`] names: the one place where that
+/// spelling is decided, for the serializer and the one-pass rewriter.
+#[inline]
+pub(crate) fn write_escape(b: u8, out: &mut Vec<u8>) {
+    match b {
+        b'"' => out.extend_from_slice(b"\\\""),
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        0x09 => out.extend_from_slice(b"\\t"),
+        0x0A => out.extend_from_slice(b"\\n"),
+        0x0C => out.extend_from_slice(b"\\f"),
+        0x0D => out.extend_from_slice(b"\\r"),
+        _ => {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(b >> 4)]);
+            out.push(HEX[usize::from(b & 15)]);
+        }
+    }
 }
 
 #[cfg(test)]
