@@ -77,6 +77,15 @@ impl Input {
         }
     }
 
+    /// The file, when the input is a regular file (one that can be read
+    /// again by offset).
+    pub fn regular_file(&self) -> Option<&File> {
+        match &self.source {
+            Source::File(f) => f.metadata().ok().filter(|m| m.is_file()).map(|_| f),
+            Source::Stdin(_) => None,
+        }
+    }
+
     /// Whether this is standard input.
     pub fn is_stdin(&self) -> bool {
         matches!(self.source, Source::Stdin(_))

@@ -4,10 +4,12 @@
 //! The input is NDJSON by default: one JSON text per LF-terminated line,
 //! each written back canonical on its own line, so an archive stays an
 //! archive. Lines are streamed with bounded memory, read once through the
-//! line source of `ndarc-verify` ([`LineSource::reader`]), so canon frames
-//! lines exactly as `verify` does. They are judged in batches of about
-//! 8 MiB on every core while the next batch is read and the one before is
-//! written, and written or reported in input order. Framing is not
+//! line source of `ndarc-verify` (a regular file in blocks that its lines
+//! share, [`LineSource::new`]; standard input through a buffer whose lines
+//! are copied out, [`LineSource::reader`]), so canon frames lines exactly as
+//! `verify` does. They are judged in batches of about 4 MiB on every core
+//! while the next batch is read and the one before is written, and written
+//! or reported in input order. Framing is not
 //! repaired: an empty line, a
 //! CR anywhere in a line or a line longer than the limit is an error,
 //! reported with the line source's code and message. A last line without LF
@@ -222,7 +224,7 @@ fn reseal(
     };
     let status = ndjson_from(
         &name,
-        &mut capped,
+        LineSource::reader(&mut capped),
         Some(&mut out),
         Some(&mut lines),
         limits,
@@ -273,7 +275,25 @@ fn ndjson(
     ctx: &Context,
 ) -> CmdResult {
     let name = input.name().to_string();
-    ndjson_from(&name, input, out, collect, limits, ctx)
+    // A regular file is read through the line source's blocks, which its
+    // lines share (no copy per line); standard input through a buffer
+    // whose lines are copied out.
+    let file = match input.regular_file() {
+        Some(f) => Some(
+            f.try_clone()
+                .map_err(|e| Failure::io(format_args!("cannot read {name}"), &e))?,
+        ),
+        None => None,
+    };
+    match file {
+        Some(f) => {
+            let lines = ndarc_verify::lines::Input::File(f);
+            let source = LineSource::new(&lines)
+                .map_err(|e| Failure::io(format_args!("cannot read {name}"), &e))?;
+            ndjson_from(&name, source, out, collect, limits, ctx)
+        }
+        None => ndjson_from(&name, LineSource::reader(input), out, collect, limits, ctx),
+    }
 }
 
 /// Reports the first framing finding of `framing` that canon does not
@@ -464,7 +484,7 @@ fn read_batches<'a>(
 /// each hand-off).
 fn ndjson_from(
     name: &str,
-    input: &mut (dyn Read + Send),
+    source: LineSource<'_>,
     out: Option<&mut Output>,
     collect: Option<&mut Vec<u8>>,
     limits: Limits,
@@ -473,7 +493,6 @@ fn ndjson_from(
     use rayon::prelude::*;
     use std::sync::mpsc::sync_channel;
     let rewrite = out.is_some();
-    let source = LineSource::reader(input);
     let spare = Spare::default();
     let spare = &spare;
     std::thread::scope(|scope| {
