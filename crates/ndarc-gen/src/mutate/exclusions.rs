@@ -53,7 +53,7 @@ pub(super) const MUTATIONS: &[Mutation] = &[
 ];
 
 fn excluded_table_order(m: &mut Model, rng: &mut Rng) -> R<Edit> {
-    let mut ex = m.names("excludedTables");
+    let mut ex = m.typed().excluded_tables.clone();
     let what = match ex.len() {
         0 => {
             let a = m.fresh_table_name("ndarc_excluded_a");
@@ -82,9 +82,11 @@ fn excluded_table_present(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let free: Vec<Tab> = tabs
         .iter()
         .filter(|t| {
-            !tabs
-                .iter()
-                .any(|o| o.deps.iter().any(|d| d.eq_ignore_ascii_case(&t.name)))
+            !tabs.iter().any(|o| {
+                o.dependencies
+                    .iter()
+                    .any(|d| d.eq_ignore_ascii_case(&t.name))
+            })
         })
         .cloned()
         .collect();
@@ -98,7 +100,7 @@ fn excluded_table_present(m: &mut Model, rng: &mut Rng) -> R<Edit> {
         Some(f) if rng.one_in(2) => (f, " in another ASCII case"),
         _ => (t.name.clone(), ""),
     };
-    let mut ex = m.names("excludedTables");
+    let mut ex = m.typed().excluded_tables.clone();
     ex.push(name.clone());
     sorted_utf16(&mut ex);
     m.manifest.insert("excludedTables", strings(&ex));
@@ -172,7 +174,7 @@ fn excluded_column_required(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             if c.excluded {
                 continue;
             }
-            if c.generated {
+            if c.generated.is_some() {
                 generated.push((t.clone(), c.clone()));
             } else if c.pk > 0 {
                 keys.push((t.clone(), c.clone()));
@@ -248,9 +250,10 @@ fn excluded_column_required(m: &mut Model, rng: &mut Rng) -> R<Edit> {
 
 fn excluded_column_duplicate(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let listed: Vec<(String, String)> = m
-        .excluded_columns()
-        .into_iter()
-        .flat_map(|(t, cs)| cs.into_iter().map(move |c| (t.clone(), c)))
+        .typed()
+        .excluded_columns
+        .iter()
+        .flat_map(|(t, cs)| cs.iter().map(move |c| (t.clone(), c.clone())))
         .collect();
     if !listed.is_empty() && rng.one_in(2) {
         let (t, c) = pick(&listed, rng, "")?;
@@ -289,7 +292,7 @@ fn excluded_column_duplicate(m: &mut Model, rng: &mut Rng) -> R<Edit> {
 }
 
 fn duplicate_configuration(m: &mut Model, rng: &mut Rng) -> R<Edit> {
-    let mut list = m.names("requiredConfiguration");
+    let mut list = m.typed().required_configuration.clone();
     let name = if list.is_empty() {
         list.push("NDARC_KEY".to_string());
         "NDARC_KEY".to_string()

@@ -223,7 +223,10 @@ fn missing_member(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     if !tabs.is_empty() {
         targets.push("table");
     }
-    if tabs.iter().any(|t| t.alias.is_some() && !t.rows.is_empty()) {
+    if tabs
+        .iter()
+        .any(|t| t.rowid_alias.is_some() && !t.rows.is_empty())
+    {
         targets.push("rowid");
     }
     if tabs.iter().any(|t| !t.rows.is_empty()) {
@@ -267,7 +270,7 @@ fn missing_member(m: &mut Model, rng: &mut Rng) -> R<Edit> {
         "rowid" => {
             let ts: Vec<Tab> = tabs
                 .into_iter()
-                .filter(|t| t.alias.is_some() && !t.rows.is_empty())
+                .filter(|t| t.rowid_alias.is_some() && !t.rows.is_empty())
                 .collect();
             let t = pick(&ts, rng, "no rowid rows")?;
             let k = rng.below(t.rows.len() as u64) as usize;
@@ -350,7 +353,11 @@ fn member_type(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     }
     // Only where the alias is null: a rowid table whose alias is unreadable
     // loses its rows' rowids too.
-    let keyed: Vec<Tab> = tabs.iter().filter(|t| t.alias.is_none()).cloned().collect();
+    let keyed: Vec<Tab> = tabs
+        .iter()
+        .filter(|t| t.rowid_alias.is_none())
+        .cloned()
+        .collect();
     if !keyed.is_empty() {
         targets.push("rowidAlias");
     }
@@ -361,7 +368,8 @@ fn member_type(m: &mut Model, rng: &mut Rng) -> R<Edit> {
         }
         "excludedTables" => {
             let first = m
-                .names("excludedTables")
+                .typed()
+                .excluded_tables
                 .first()
                 .cloned()
                 .unwrap_or_else(|| "sessions".to_string());
@@ -483,9 +491,9 @@ fn invalid_name(m: &mut Model, rng: &mut Rng) -> R<Edit> {
                 m.item_mut(p, i)?.insert("table", s(new.clone()));
             }
             for other in &tabs {
-                if other.deps.contains(&t.name) {
+                if other.dependencies.contains(&t.name) {
                     let deps: Vec<String> = other
-                        .deps
+                        .dependencies
                         .iter()
                         .map(|d| if *d == t.name { new.clone() } else { d.clone() })
                         .collect();

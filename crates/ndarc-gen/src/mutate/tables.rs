@@ -232,7 +232,7 @@ fn duplicate_column(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     };
     let other = flip_case(&c.name).need("no ASCII letter")?;
     m.columns_mut(t.idx)?
-        .push(col(&other, &c.ty, i64::from(c.notnull), 0));
+        .push(col(&other, &c.decl_type, i64::from(c.notnull), 0));
     for &at in &t.rows {
         let row = m.row_mut(at)?;
         let v = row.get(&c.name).cloned().unwrap_or(Value::Null);
@@ -393,7 +393,7 @@ fn invalid_generated(m: &mut Model, rng: &mut Rng) -> R<Edit> {
 
 fn dependency_order(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let t = m.some_table(rng)?;
-    let mut deps = t.deps.clone();
+    let mut deps = t.dependencies.clone();
     let what = match deps.len() {
         0 => {
             deps = vec![t.name.clone(), t.name.clone()];
@@ -416,7 +416,7 @@ fn dependency_order(m: &mut Model, rng: &mut Rng) -> R<Edit> {
 }
 
 fn add_dependency(m: &mut Model, t: &Tab, dep: &str) -> R<()> {
-    let mut deps = t.deps.clone();
+    let mut deps = t.dependencies.clone();
     if !deps.iter().any(|d| d == dep) {
         deps.push(dep.to_string());
     }
@@ -427,7 +427,7 @@ fn add_dependency(m: &mut Model, t: &Tab, dep: &str) -> R<()> {
 
 fn excluded_foreign_key(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let t = m.some_table(rng)?;
-    let mut excluded = m.names("excludedTables");
+    let mut excluded = m.typed().excluded_tables.clone();
     let name = if excluded.is_empty() {
         let name = m.fresh_table_name("sessions");
         excluded.push(name.clone());
@@ -467,7 +467,7 @@ fn rowid_alias_mismatch(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let tabs: Vec<Tab> = m
         .tabs()
         .into_iter()
-        .filter(|t| t.alias.is_some() && !t.has_pk())
+        .filter(|t| t.rowid_alias.is_some() && !t.has_pk())
         .collect();
     let t = if tabs.is_empty() {
         let i = m.add_plain_table("ndarc_rowid")?;
@@ -475,7 +475,7 @@ fn rowid_alias_mismatch(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     } else {
         pick(&tabs, rng, "no table")?
     };
-    let right = t.alias.clone().unwrap_or_default();
+    let right = t.rowid_alias.clone().unwrap_or_default();
     if rng.one_in(2) {
         // A new column shadows the alias: the alias must move on.
         let shadow = flip_case(&right).unwrap_or_else(|| right.clone());
