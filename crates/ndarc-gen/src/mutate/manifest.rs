@@ -10,8 +10,7 @@ use ndarc_json::{Object, Value};
 use crate::rng::Rng;
 
 use super::edit::{
-    arr, arr_mut, n, obj, obj_mut, pick, s, str_at, strings, At, Bin, BinKind, Edit, Model, Need,
-    Tab, R,
+    arr_mut, n, obj, obj_mut, pick, s, strings, At, Bin, BinKind, Edit, Model, Need, Tab, R,
 };
 use super::fixture::{self as fx, build, case, Fixture, Recs, CLOSING, KVC, M, NOTES, USERS};
 use super::Mutation;
@@ -117,10 +116,10 @@ fn unknown_member(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     if tabs.iter().any(|t| !t.rows.is_empty()) {
         targets.push("row");
     }
-    if !arr(&m.manifest, "objects").is_empty() {
+    if !m.typed().objects.is_empty() {
         targets.push("object");
     }
-    if !arr(&m.manifest, "payloads").is_empty() {
+    if !m.typed().payloads.is_empty() {
         targets.push("payload");
     }
     if !m.parts.is_empty() {
@@ -174,7 +173,7 @@ fn unknown_member(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             ))
         }
         "object" => {
-            let k = rng.below(arr(&m.manifest, "objects").len() as u64) as usize;
+            let k = rng.below(m.typed().objects.len() as u64) as usize;
             m.entry_mut(BinKind::Object, k)?
                 .insert("etag", s("\"abc\""));
             Ok(Edit::new(
@@ -183,7 +182,7 @@ fn unknown_member(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             ))
         }
         "payload" => {
-            let k = rng.below(arr(&m.manifest, "payloads").len() as u64) as usize;
+            let k = rng.below(m.typed().payloads.len() as u64) as usize;
             m.entry_mut(BinKind::Payload, k)?.insert("type", s("json"));
             Ok(Edit::new(
                 At::Manifest,
@@ -232,7 +231,7 @@ fn missing_member(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     if tabs.iter().any(|t| !t.rows.is_empty()) {
         targets.push("row-index");
     }
-    if !arr(&m.manifest, "objects").is_empty() {
+    if !m.typed().objects.is_empty() {
         targets.push("object");
     }
     if !m.parts.is_empty() {
@@ -294,7 +293,7 @@ fn missing_member(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             .allow(&[Code::RowIndex]))
         }
         "object" => {
-            let k = rng.below(arr(&m.manifest, "objects").len() as u64) as usize;
+            let k = rng.below(m.typed().objects.len() as u64) as usize;
             m.entry_mut(BinKind::Object, k)?.remove("customMetadata");
             Ok(Edit::new(
                 At::Manifest,
@@ -461,9 +460,7 @@ fn invalid_name(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             Ok(Edit::new(At::Manifest, "product is the empty string"))
         }
         "sourceIdentity" => {
-            let old = str_at(&Value::Object(m.manifest.clone()), "sourceIdentity")
-                .unwrap_or("src")
-                .to_string();
+            let old = m.typed().source_identity.clone();
             m.manifest.insert("sourceIdentity", s(format!("{old}\t1")));
             Ok(Edit::new(
                 At::Manifest,
@@ -562,20 +559,12 @@ fn invalid_integer(m: &mut Model, rng: &mut Rng) -> R<Edit> {
 }
 
 fn schema_mismatch(m: &mut Model, rng: &mut Rng) -> R<Edit> {
-    let tables = arr(&m.manifest, "tables").to_vec();
+    let tables = &m.typed().tables;
     let (value, what) = if !tables.is_empty() && rng.one_in(2) {
         // The schema of the tables before the last one was added.
-        let pairs: Vec<(String, String)> = tables[..tables.len() - 1]
-            .iter()
-            .map(|t| {
-                (
-                    str_at(t, "name").unwrap_or_default().to_string(),
-                    str_at(t, "sql").unwrap_or_default().to_string(),
-                )
-            })
-            .collect();
+        let before = &tables[..tables.len() - 1];
         (
-            schema_identity(pairs.iter().map(|(a, b)| (a.as_str(), b.as_str()))),
+            schema_identity(before.iter().map(|t| (t.name.as_str(), t.sql.as_str()))),
             "schema is that of the tables without the last one (stale)",
         )
     } else {
