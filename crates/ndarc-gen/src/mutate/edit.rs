@@ -1,8 +1,12 @@
 //! What the mutations edit, and how an edit becomes a file: an archive as
-//! records ([`Model`]: the manifest, the part lines and the closing, with
-//! tables, columns and binaries located), the helpers that read and build
-//! values, and [`Edit`]: what a mutation changed, the reseal that follows,
-//! byte edits after sealing and the line of the expected finding.
+//! records ([`Model`]: the manifest, the part lines and the closing, as JSON
+//! values, so that a mutation can write what no valid archive holds), the
+//! typed manifest of ndarc-format's intake, through which the mutations
+//! find their targets ([`Tab`], [`Col`], [`Bin`]: its tables, columns and
+//! binaries with their indexes in the JSON and the parts that hold their
+//! rows or chunks), the helpers that build values, and [`Edit`]: what a
+//! mutation changed, the reseal that follows, byte edits after sealing and
+//! the line of the expected finding.
 
 use std::borrow::Cow;
 use std::ops::Deref;
@@ -29,7 +33,8 @@ pub(super) type R<T> = Result<T, String>;
 
 // --------------------------------------------------------------- model
 
-/// An archive as records: the manifest, the part lines, the closing.
+/// An archive as records: the manifest, the part lines, the closing (what
+/// the mutations edit), and the typed manifest (where they find targets).
 #[derive(Debug, Clone)]
 pub(super) struct Model {
     pub(super) manifest: Obj,

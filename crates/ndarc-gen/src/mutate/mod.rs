@@ -28,8 +28,12 @@
 //! break, one module each (`json`, `framing`, `manifest`, `tables`,
 //! `importable`, `objects`, `exclusions`, `parts`, `rows`, `chunks`,
 //! `closing`); each declares its mutations, in `MUTATIONS`, with their
-//! functions. `edit` holds what they edit (the archive as records) and how
-//! an edit becomes a file (reseal, byte edits, the expected line).
+//! functions. `edit` holds what they edit (the archive as records, JSON
+//! values) and how an edit becomes a file (reseal, byte edits, the expected
+//! line); the mutations find their targets through the typed manifest of
+//! ndarc-format's intake (`check_manifest_line`), so each rule of the
+//! manifest (affinity, primary-key order, rowid alias, exclusions) is read
+//! the one way ndarc-format reads it.
 //!
 //! ```
 //! use ndarc_format::Code;
