@@ -670,11 +670,34 @@ impl Model {
     /// Some table, or a new empty one.
     pub(super) fn some_table(&mut self, rng: &mut Rng) -> R<Tab> {
         let tabs = self.tabs();
-        if !tabs.is_empty() {
-            return pick(&tabs, rng, "no table");
+        self.table_or_new(&tabs, rng, "ndarc_mutant")
+    }
+
+    /// The table at `idx`.
+    pub(super) fn tab(&self, idx: usize) -> R<Tab> {
+        self.tabs().into_iter().nth(idx).need("no table")
+    }
+
+    /// One of `tables`, or a new empty table (named after `base`) when
+    /// there is none.
+    pub(super) fn table_or_new(&mut self, tables: &[Tab], rng: &mut Rng, base: &str) -> R<Tab> {
+        if !tables.is_empty() {
+            return pick(tables, rng, "no table");
         }
-        let t = self.add_plain_table("ndarc_mutant")?;
-        self.tabs().into_iter().nth(t).need("no table")
+        let i = self.add_plain_table(base)?;
+        self.tab(i)
+    }
+
+    /// One of `columns`, or the column of a new empty table when there is
+    /// none.
+    pub(super) fn column_or_new(&mut self, columns: &[(Tab, Col)], rng: &mut Rng) -> R<(Tab, Col)> {
+        if !columns.is_empty() {
+            return pick(columns, rng, "no column");
+        }
+        let i = self.add_plain_table("ndarc_mutant")?;
+        let t = self.tab(i)?;
+        let c = t.cols.first().cloned().need("no column")?;
+        Ok((t, c))
     }
 
     /// Sets each table's `count` to its rows in parts that hold rows of that

@@ -90,12 +90,7 @@ fn excluded_table_present(m: &mut Model, rng: &mut Rng) -> R<Edit> {
         })
         .cloned()
         .collect();
-    let t = if free.is_empty() {
-        let i = m.add_plain_table("ndarc_mutant")?;
-        m.tabs().into_iter().nth(i).need("no table")?
-    } else {
-        pick(&free, rng, "no table")?
-    };
+    let t = m.table_or_new(&free, rng, "ndarc_mutant")?;
     let (name, how) = match flip_case(&t.name) {
         Some(f) if rng.one_in(2) => (f, " in another ASCII case"),
         _ => (t.name.clone(), ""),
@@ -272,14 +267,7 @@ fn excluded_column_duplicate(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             }
         }
     }
-    let (t, c) = if choices.is_empty() {
-        let i = m.add_plain_table("ndarc_mutant")?;
-        let t = m.tabs().into_iter().nth(i).need("no table")?;
-        let c = t.cols[0].clone();
-        (t, c)
-    } else {
-        pick(&choices, rng, "")?
-    };
+    let (t, c) = m.column_or_new(&choices, rng)?;
     exclude(m, &t.name, &c.name, 2)?;
     remove_cell(m, &t, &c.name)?;
     Ok(Edit::new(

@@ -153,12 +153,7 @@ fn table_order_case(m: &mut Model, rng: &mut Rng) -> R<Edit> {
         .into_iter()
         .filter(|t| flip_case(&t.name).is_some())
         .collect();
-    let t = if flippable.is_empty() {
-        let i = m.add_plain_table("ndarc_mutant")?;
-        m.tabs().into_iter().nth(i).need("no table")?
-    } else {
-        pick(&flippable, rng, "no table")?
-    };
+    let t = m.table_or_new(&flippable, rng, "ndarc_mutant")?;
     let other = flip_case(&t.name).need("no ASCII letter")?;
     let sql = format!("CREATE TABLE \"{other}\" (x TEXT)");
     m.add_table(&other, vec![col("x", "TEXT", 0, 0)], sql)?;
@@ -222,14 +217,7 @@ fn duplicate_column(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             }
         }
     }
-    let (t, c) = if choices.is_empty() {
-        let i = m.add_plain_table("ndarc_mutant")?;
-        let t = m.tabs().into_iter().nth(i).need("no table")?;
-        let c = t.cols[0].clone();
-        (t, c)
-    } else {
-        pick(&choices, rng, "no column")?
-    };
+    let (t, c) = m.column_or_new(&choices, rng)?;
     let other = flip_case(&c.name).need("no ASCII letter")?;
     m.columns_mut(t.idx)?
         .push(col(&other, &c.decl_type, i64::from(c.notnull), 0));
@@ -282,14 +270,7 @@ fn invalid_notnull(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             }
         }
     }
-    let (t, c) = if choices.is_empty() {
-        let i = m.add_plain_table("ndarc_mutant")?;
-        let t = m.tabs().into_iter().nth(i).need("no table")?;
-        let c = t.cols[0].clone();
-        (t, c)
-    } else {
-        pick(&choices, rng, "no column")?
-    };
+    let (t, c) = m.column_or_new(&choices, rng)?;
     let (v, what) = match rng.below(3) {
         0 => (n(2), "2"),
         1 => (n(-1), "-1"),
@@ -314,7 +295,7 @@ pub(super) fn pk_table(m: &mut Model, rng: &mut Rng) -> R<Tab> {
         vec![col("id", "INTEGER", 0, 1), col("x", "TEXT", 0, 0)],
         sql,
     )?;
-    m.tabs().into_iter().nth(i).need("no table")
+    m.tab(i)
 }
 
 fn invalid_pk(m: &mut Model, rng: &mut Rng) -> R<Edit> {
@@ -372,14 +353,7 @@ fn invalid_generated(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             choices.push((t.clone(), c.clone()));
         }
     }
-    let (t, c) = if choices.is_empty() {
-        let i = m.add_plain_table("ndarc_mutant")?;
-        let t = m.tabs().into_iter().nth(i).need("no table")?;
-        let c = t.cols[0].clone();
-        (t, c)
-    } else {
-        pick(&choices, rng, "no column")?
-    };
+    let (t, c) = m.column_or_new(&choices, rng)?;
     let g = pick(&["always", "VIRTUAL", "hidden", ""], rng, "")?;
     m.column_mut(t.idx, c.idx)?.insert("generated", s(g));
     Ok(Edit::new(
@@ -469,12 +443,7 @@ fn rowid_alias_mismatch(m: &mut Model, rng: &mut Rng) -> R<Edit> {
         .into_iter()
         .filter(|t| t.rowid_alias.is_some() && !t.has_pk())
         .collect();
-    let t = if tabs.is_empty() {
-        let i = m.add_plain_table("ndarc_rowid")?;
-        m.tabs().into_iter().nth(i).need("no table")?
-    } else {
-        pick(&tabs, rng, "no table")?
-    };
+    let t = m.table_or_new(&tabs, rng, "ndarc_rowid")?;
     let right = t.rowid_alias.clone().unwrap_or_default();
     if rng.one_in(2) {
         // A new column shadows the alias: the alias must move on.
