@@ -309,6 +309,22 @@ impl Model {
         self.parts.get(p)?.get("items")?.as_array()?.get(i)
     }
 
+    /// Swaps the member `k` of the items at `a` and `b`.
+    pub(super) fn swap_member(
+        &mut self,
+        a: (usize, usize),
+        b: (usize, usize),
+        k: &'static str,
+    ) -> R<()> {
+        let get = |m: &Model, at: (usize, usize)| {
+            m.item(at.0, at.1).and_then(|i| i.get(k)).cloned().need("")
+        };
+        let (va, vb) = (get(self, a)?, get(self, b)?);
+        self.item_mut(a.0, a.1)?.insert(k, vb);
+        self.item_mut(b.0, b.1)?.insert(k, va);
+        Ok(())
+    }
+
     pub(super) fn row_mut(&mut self, at: (usize, usize)) -> R<&mut Obj> {
         let item = self.item_mut(at.0, at.1)?;
         item.get_mut("row")

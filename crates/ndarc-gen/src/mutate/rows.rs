@@ -484,18 +484,7 @@ fn rowid_order_in(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let t = pick(&ts, rng, "no rowid table has two rows")?;
     let k = 1 + rng.below(t.rows.len() as u64 - 1) as usize;
     let (a, b) = (t.rows[k - 1], t.rows[k]);
-    let ra = m
-        .item(a.0, a.1)
-        .and_then(|i| i.get("rowid"))
-        .cloned()
-        .need("")?;
-    let rb = m
-        .item(b.0, b.1)
-        .and_then(|i| i.get("rowid"))
-        .cloned()
-        .need("")?;
-    m.item_mut(a.0, a.1)?.insert("rowid", rb);
-    m.item_mut(b.0, b.1)?.insert("rowid", ra);
+    m.swap_member(a, b, "rowid")?;
     Ok(Edit::new(
         At::Part(b.0),
         format!(
@@ -570,18 +559,7 @@ fn row_key_order_in(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let t = pick(&ts, rng, "no primary-key table has two rows")?;
     let k = 1 + rng.below(t.rows.len() as u64 - 1) as usize;
     let (a, b) = (t.rows[k - 1], t.rows[k]);
-    let ra = m
-        .item(a.0, a.1)
-        .and_then(|i| i.get("row"))
-        .cloned()
-        .need("")?;
-    let rb = m
-        .item(b.0, b.1)
-        .and_then(|i| i.get("row"))
-        .cloned()
-        .need("")?;
-    m.item_mut(a.0, a.1)?.insert("row", rb);
-    m.item_mut(b.0, b.1)?.insert("row", ra);
+    m.swap_member(a, b, "row")?;
     Ok(Edit::new(
         At::Part(b.0),
         format!(
