@@ -203,10 +203,12 @@ pub(super) struct Bin {
     pub(super) parts: Vec<usize>,
 }
 
-/// The typed manifest of `line` (a manifest line's bytes), by
-/// ndarc-format's intake; its findings do not matter here (a mutation may
-/// be half done), only whether it can be read at all.
-fn intake(line: &[u8]) -> R<Manifest> {
+/// The typed manifest of `line` (a manifest line's bytes, `manifest` its
+/// value), by ndarc-format's intake; its findings do not matter here (a
+/// mutation may be half done), only whether it can be read at all. The
+/// archive's own `format` identifier is accepted: which ones a verifier
+/// reads is its option, not the mutator's.
+fn intake(line: &[u8], manifest: &Obj) -> R<Manifest> {
     let canonical = ndarc_json::validate_with(line, Default::default())
         .map_err(|e| format!("the manifest is not JSON: {}", e.message()))?
         .is_none();
@@ -216,7 +218,15 @@ fn intake(line: &[u8]) -> R<Manifest> {
         bytes: line,
     };
     let mut report = LineReport::new(at, 1);
-    match check_manifest_line(line, canonical, &mut report, &ManifestOptions::default()) {
+    let options = ManifestOptions {
+        formats: manifest
+            .get("format")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .into_iter()
+            .collect(),
+    };
+    match check_manifest_line(line, canonical, &mut report, &options) {
         ManifestOutcome::Read(m) => Ok(*m),
         ManifestOutcome::Fatal => Err("the manifest cannot be read".to_string()),
     }
@@ -246,9 +256,10 @@ impl Model {
             }
             _ => return Err("the first line is not a manifest".to_string()),
         };
+        let typed = intake(raw[0], &manifest)?;
         Ok(Model {
             manifest,
-            typed: intake(raw[0])?,
+            typed,
             parts: it.collect(),
             closing,
         })
@@ -258,7 +269,7 @@ impl Model {
     /// binary was added.
     fn refresh(&mut self) -> R<()> {
         let line = ndarc_json::to_canonical_vec(&Value::Object(self.manifest.clone()));
-        self.typed = intake(&line)?;
+        self.typed = intake(&line, &self.manifest)?;
         Ok(())
     }
 

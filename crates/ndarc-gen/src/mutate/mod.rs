@@ -398,6 +398,23 @@ mod tests {
     }
 
     #[test]
+    fn an_archive_of_another_format_identifier_is_mutated() {
+        // The mutator reads the archive's own identifier (a verifier may
+        // be told to accept it); only what it must refuse is refused.
+        let (archive, _) = crate::generate_vec(&crate::GenOptions::small(5)).unwrap();
+        let text = String::from_utf8(archive).unwrap();
+        let other = text.replacen(
+            &format!("\"format\":\"{}\"", ndarc_format::FORMAT),
+            "\"format\":\"other-portability\"",
+            1,
+        );
+        assert_ne!(other, text);
+        let m = mutate(other.as_bytes(), Code::RowNotNull, 3).unwrap();
+        assert_eq!(m.code, Code::RowNotNull);
+        assert!(m.bytes.windows(18).any(|w| w == b"other-portability\""));
+    }
+
+    #[test]
     fn bad_input_is_not_applicable() {
         for input in [&b""[..], b"{}\n", b"not json\n", b"[1]\n[2]\n"] {
             assert!(mutate(input, Code::RowType, 1).is_err());
