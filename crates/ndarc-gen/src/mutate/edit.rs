@@ -1,16 +1,26 @@
 //! What the mutations edit, and how an edit becomes a file: an archive as
-//! records ([`Model`]: the manifest, the part lines and the closing, with
-//! tables, columns and binaries located), the helpers that read and build
-//! values, and [`Edit`]: what a mutation changed, the reseal that follows,
-//! byte edits after sealing and the line of the expected finding.
+//! records ([`Model`]: the manifest, the part lines and the closing, as JSON
+//! values, so that a mutation can write what no valid archive holds), the
+//! typed manifest of ndarc-format's intake, through which the mutations
+//! find their targets ([`Tab`], [`Col`], [`Bin`]: its tables, columns and
+//! binaries with their indexes in the JSON and the parts that hold their
+//! rows or chunks), the helpers that build values, and [`Edit`]: what a
+//! mutation changed, the reseal that follows, byte edits after sealing and
+//! the line of the expected finding.
 
 use std::borrow::Cow;
+use std::ops::Deref;
+use std::ptr;
 
 use ndarc_format::catalogue::{
-    cmp_payload_names, decode_base64, encode_base64, rowid_alias, Affinity, ROWID_ALIASES,
+    cmp_payload_names, decode_base64, encode_base64, rowid_alias, ROWID_ALIASES,
 };
 use ndarc_format::hash::{hex, sha256};
-use ndarc_format::{ArchiveHasher, Code};
+use ndarc_format::manifest::{Column, Table};
+use ndarc_format::{
+    check_manifest_line, ArchiveHasher, Code, LineRef, LineReport, Manifest, ManifestOptions,
+    ManifestOutcome,
+};
 use ndarc_json::{cmp_utf16, Object, Value};
 
 use crate::error::lines;
@@ -23,10 +33,15 @@ pub(super) type R<T> = Result<T, String>;
 
 // --------------------------------------------------------------- model
 
-/// An archive as records: the manifest, the part lines, the closing.
+/// An archive as records: the manifest, the part lines, the closing (what
+/// the mutations edit), and the typed manifest (where they find targets).
 #[derive(Debug, Clone)]
 pub(super) struct Model {
     pub(super) manifest: Obj,
+    /// `manifest` typed, by ndarc-format's intake: where the mutations find
+    /// their targets. Read from the manifest line, and again after a helper
+    /// adds a table or binary (`refresh`).
+    typed: Manifest,
     pub(super) parts: Vec<V>,
     pub(super) closing: Obj,
 }
@@ -90,46 +105,61 @@ pub(super) fn pick<T: Clone>(v: &[T], rng: &mut Rng, what: &str) -> R<T> {
     Ok(v[rng.below(v.len() as u64) as usize].clone())
 }
 
-/// A column, as the manifest and `excludedColumns` describe it.
+/// A column of a [`Tab`]: the typed column (its derivations, such as
+/// [`Column::affinity`], are ndarc-format's), its index in the table's
+/// `columns` and whether `excludedColumns` lists it.
 #[derive(Debug, Clone)]
 pub(super) struct Col {
     pub(super) idx: usize,
-    pub(super) name: String,
-    pub(super) ty: String,
-    pub(super) notnull: bool,
-    pub(super) pk: i64,
-    pub(super) generated: bool,
+    pub(super) column: Column,
     pub(super) excluded: bool,
+}
+
+impl Deref for Col {
+    type Target = Column;
+    fn deref(&self) -> &Column {
+        &self.column
+    }
 }
 
 impl Col {
     pub(super) fn writable(&self) -> bool {
-        !self.generated && !self.excluded
-    }
-    pub(super) fn affinity(&self) -> Affinity {
-        Affinity::of(&self.ty)
+        self.generated.is_none() && !self.excluded
     }
 }
 
-/// A table with where its rows are: `(part, item)` in archive order.
+/// A table of the typed manifest, with its index in `tables` (of the
+/// typed manifest and of the JSON alike), its columns as [`Col`]s and where
+/// its rows are: `(part, item)` in archive order.
 #[derive(Debug, Clone)]
 pub(super) struct Tab {
     pub(super) idx: usize,
-    pub(super) name: String,
+    pub(super) table: Table,
     pub(super) cols: Vec<Col>,
-    pub(super) alias: Option<String>,
-    pub(super) deps: Vec<String>,
     pub(super) rows: Vec<(usize, usize)>,
+}
+
+impl Deref for Tab {
+    type Target = Table;
+    fn deref(&self) -> &Table {
+        &self.table
+    }
 }
 
 impl Tab {
     pub(super) fn has_pk(&self) -> bool {
         self.cols.iter().any(|c| c.pk > 0)
     }
+    /// The primary key's columns in key order ([`Table::primary_key`]).
     pub(super) fn pk_cols(&self) -> Vec<&Col> {
-        let mut v: Vec<&Col> = self.cols.iter().filter(|c| c.pk > 0).collect();
-        v.sort_by_key(|c| c.pk);
-        v
+        self.table
+            .primary_key()
+            .into_iter()
+            .filter_map(|k| {
+                let i = self.table.columns.iter().position(|c| ptr::eq(c, k))?;
+                self.cols.get(i)
+            })
+            .collect()
     }
     /// Writable columns outside the primary key: safe to change without
     /// touching row keys.
@@ -162,7 +192,8 @@ impl BinKind {
     }
 }
 
-/// An object or payload with the parts that hold its chunks.
+/// An object or payload of the typed manifest: which list and where in it,
+/// its name for messages, its size, and the parts that hold its chunks.
 #[derive(Debug, Clone)]
 pub(super) struct Bin {
     pub(super) kind: BinKind,
@@ -170,6 +201,35 @@ pub(super) struct Bin {
     pub(super) label: String,
     pub(super) size: i64,
     pub(super) parts: Vec<usize>,
+}
+
+/// The typed manifest of `line` (a manifest line's bytes, `manifest` its
+/// value), by ndarc-format's intake; its findings do not matter here (a
+/// mutation may be half done), only whether it can be read at all. The
+/// archive's own `format` identifier is accepted: which ones a verifier
+/// reads is its option, not the mutator's.
+fn intake(line: &[u8], manifest: &Obj) -> R<Manifest> {
+    let canonical = ndarc_json::validate_with(line, Default::default())
+        .map_err(|e| format!("the manifest is not JSON: {}", e.message()))?
+        .is_none();
+    let at = LineRef {
+        line: 1,
+        offset: 0,
+        bytes: line,
+    };
+    let mut report = LineReport::new(at, 1);
+    let options = ManifestOptions {
+        formats: manifest
+            .get("format")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .into_iter()
+            .collect(),
+    };
+    match check_manifest_line(line, canonical, &mut report, &options) {
+        ManifestOutcome::Read(m) => Ok(*m),
+        ManifestOutcome::Fatal => Err("the manifest cannot be read".to_string()),
+    }
 }
 
 impl Model {
@@ -196,11 +256,26 @@ impl Model {
             }
             _ => return Err("the first line is not a manifest".to_string()),
         };
+        let typed = intake(raw[0], &manifest)?;
         Ok(Model {
             manifest,
+            typed,
             parts: it.collect(),
             closing,
         })
+    }
+
+    /// Reads the typed manifest again from `manifest`, after a table or
+    /// binary was added.
+    fn refresh(&mut self) -> R<()> {
+        let line = ndarc_json::to_canonical_vec(&Value::Object(self.manifest.clone()));
+        self.typed = intake(&line, &self.manifest)?;
+        Ok(())
+    }
+
+    /// The typed manifest (as of the last addition of a table or binary).
+    pub(super) fn typed(&self) -> &Manifest {
+        &self.typed
     }
 
     pub(super) fn tables_mut(&mut self) -> R<&mut Vec<V>> {
@@ -245,6 +320,22 @@ impl Model {
         self.parts.get(p)?.get("items")?.as_array()?.get(i)
     }
 
+    /// Swaps the member `k` of the items at `a` and `b`.
+    pub(super) fn swap_member(
+        &mut self,
+        a: (usize, usize),
+        b: (usize, usize),
+        k: &'static str,
+    ) -> R<()> {
+        let get = |m: &Model, at: (usize, usize)| {
+            m.item(at.0, at.1).and_then(|i| i.get(k)).cloned().need("")
+        };
+        let (va, vb) = (get(self, a)?, get(self, b)?);
+        self.item_mut(a.0, a.1)?.insert(k, vb);
+        self.item_mut(b.0, b.1)?.insert(k, va);
+        Ok(())
+    }
+
     pub(super) fn row_mut(&mut self, at: (usize, usize)) -> R<&mut Obj> {
         let item = self.item_mut(at.0, at.1)?;
         item.get_mut("row")
@@ -263,74 +354,28 @@ impl Model {
             .need("no such binary")
     }
 
-    pub(super) fn excluded_columns(&self) -> Vec<(String, Vec<String>)> {
-        match self.manifest.get("excludedColumns") {
-            Some(Value::Object(o)) => o
-                .iter()
-                .map(|(t, cols)| {
-                    let cols = cols
-                        .as_array()
-                        .unwrap_or(&[])
-                        .iter()
-                        .filter_map(|c| c.as_str().map(str::to_string))
-                        .collect();
-                    (t.to_string(), cols)
-                })
-                .collect(),
-            _ => Vec::new(),
-        }
-    }
-
-    pub(super) fn names(&self, member: &str) -> Vec<String> {
-        arr(&self.manifest, member)
-            .iter()
-            .filter_map(|v| v.as_str().map(str::to_string))
-            .collect()
-    }
-
     pub(super) fn tabs(&self) -> Vec<Tab> {
-        let excluded = self.excluded_columns();
-        let mut tabs: Vec<Tab> = arr(&self.manifest, "tables")
+        let mut tabs: Vec<Tab> = self
+            .typed
+            .tables
             .iter()
             .enumerate()
             .map(|(idx, t)| {
-                let name = str_at(t, "name").unwrap_or_default().to_string();
-                let ex: &[String] = excluded
-                    .iter()
-                    .find(|(n, _)| *n == name)
-                    .map(|(_, c)| c.as_slice())
-                    .unwrap_or(&[]);
+                let ex = self.typed.excluded_columns_of(&t.name);
                 let cols = t
-                    .get("columns")
-                    .and_then(Value::as_array)
-                    .unwrap_or(&[])
+                    .columns
                     .iter()
                     .enumerate()
-                    .map(|(ci, c)| {
-                        let cname = str_at(c, "name").unwrap_or_default().to_string();
-                        Col {
-                            idx: ci,
-                            excluded: ex.contains(&cname),
-                            name: cname,
-                            ty: str_at(c, "type").unwrap_or_default().to_string(),
-                            notnull: int_at(c, "notnull") == Some(1),
-                            pk: int_at(c, "pk").unwrap_or(0),
-                            generated: c.get("generated").is_some(),
-                        }
+                    .map(|(ci, c)| Col {
+                        idx: ci,
+                        excluded: ex.contains(&c.name),
+                        column: c.clone(),
                     })
                     .collect();
                 Tab {
                     idx,
-                    name,
+                    table: t.clone(),
                     cols,
-                    alias: str_at(t, "rowidAlias").map(str::to_string),
-                    deps: t
-                        .get("dependencies")
-                        .and_then(Value::as_array)
-                        .unwrap_or(&[])
-                        .iter()
-                        .filter_map(|d| d.as_str().map(str::to_string))
-                        .collect(),
                     rows: Vec::new(),
                 }
             })
@@ -353,35 +398,44 @@ impl Model {
     }
 
     pub(super) fn bins(&self) -> Vec<Bin> {
+        let objects = self.typed.objects.iter().map(|o| {
+            (
+                BinKind::Object,
+                format!("{}/{}", o.bucket, o.key),
+                o.size,
+                Chunk::Object(&o.bucket, &o.key),
+            )
+        });
+        let payloads = self.typed.payloads.iter().map(|p| {
+            (
+                BinKind::Payload,
+                p.name.clone(),
+                p.size,
+                Chunk::Payload(&p.name),
+            )
+        });
         let mut out = Vec::new();
-        for kind in [BinKind::Object, BinKind::Payload] {
-            for (idx, e) in arr(&self.manifest, kind.member()).iter().enumerate() {
-                let label = match kind {
-                    BinKind::Object => format!(
-                        "{}/{}",
-                        str_at(e, "bucket").unwrap_or_default(),
-                        str_at(e, "key").unwrap_or_default()
-                    ),
-                    BinKind::Payload => str_at(e, "name").unwrap_or_default().to_string(),
-                };
-                let parts = self
-                    .parts
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, p)| {
-                        let items = p.get("items").and_then(Value::as_array).unwrap_or(&[]);
-                        items.len() == 1 && chunk_of(&items[0], kind, e)
-                    })
-                    .map(|(i, _)| i)
-                    .collect();
-                out.push(Bin {
-                    kind,
-                    idx,
-                    label,
-                    size: int_at(e, "size").unwrap_or(0),
-                    parts,
-                });
-            }
+        let mut next = [0, 0];
+        for (kind, label, size, chunk) in objects.chain(payloads) {
+            let idx = &mut next[kind as usize];
+            let parts = self
+                .parts
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| {
+                    let items = p.get("items").and_then(Value::as_array).unwrap_or(&[]);
+                    items.len() == 1 && chunk.holds(&items[0])
+                })
+                .map(|(i, _)| i)
+                .collect();
+            out.push(Bin {
+                kind,
+                idx: *idx,
+                label,
+                size: i64::try_from(size).unwrap_or(i64::MAX),
+                parts,
+            });
+            *idx += 1;
         }
         out
     }
@@ -458,13 +512,14 @@ impl Model {
             .map_or(0, |p| p + 1)
     }
 
+    /// The names of the tables and of the excluded tables.
     pub(super) fn all_table_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = arr(&self.manifest, "tables")
+        let t = &self.typed;
+        t.tables
             .iter()
-            .filter_map(|t| str_at(t, "name").map(str::to_string))
-            .collect();
-        v.extend(self.names("excludedTables"));
-        v
+            .map(|t| t.name.clone())
+            .chain(t.excluded_tables.iter().cloned())
+            .collect()
     }
 
     /// `base`, or `base_2`, `base_3` … : a table name no table or excluded
@@ -502,12 +557,15 @@ impl Model {
             ("rowidAlias", alias),
             ("count", n(0)),
         ]);
-        let tables = self.tables_mut()?;
-        let at = tables
+        let at = self
+            .typed
+            .tables
             .iter()
-            .position(|t| cmp_utf16(str_at(t, "name").unwrap_or_default(), name).is_gt())
-            .unwrap_or(tables.len());
-        tables.insert(at, table);
+            .position(|t| cmp_utf16(&t.name, name).is_gt())
+            .unwrap_or(self.typed.tables.len());
+        let tables = self.tables_mut()?;
+        tables.insert(at.min(tables.len()), table);
+        self.refresh()?;
         Ok(at)
     }
 
@@ -550,17 +608,15 @@ impl Model {
         ]);
         let end = self.parts.len();
         self.insert_part(end, vec![item]);
+        self.refresh()?;
         Ok(idx)
     }
 
     /// Adds an object whose bucket sorts after every other, with `data` in
     /// one chunk, its part after the last object part; returns its index.
     pub(super) fn add_last_object(&mut self, key: &str, data: &[u8]) -> R<usize> {
-        let buckets: Vec<String> = arr(&self.manifest, "objects")
-            .iter()
-            .filter_map(|o| str_at(o, "bucket").map(str::to_string))
-            .collect();
-        let bucket = match buckets.iter().max_by(|a, b| cmp_utf16(a, b)) {
+        let buckets = self.typed.objects.iter().map(|o| &o.bucket);
+        let bucket = match buckets.max_by(|a, b| cmp_utf16(a, b)) {
             Some(last) => format!("{last}~"),
             None => "ndarc-mutant".to_string(),
         };
@@ -587,6 +643,7 @@ impl Model {
         ]);
         let at = self.object_insert_point();
         self.insert_part(at, vec![item]);
+        self.refresh()?;
         Ok(idx)
     }
 
@@ -629,7 +686,7 @@ impl Model {
 
     /// The index of some object; adds one when there is none.
     pub(super) fn some_object(&mut self, rng: &mut Rng) -> R<usize> {
-        let k = arr(&self.manifest, "objects").len();
+        let k = self.typed.objects.len();
         if k > 0 {
             return Ok(rng.below(k as u64) as usize);
         }
@@ -640,11 +697,34 @@ impl Model {
     /// Some table, or a new empty one.
     pub(super) fn some_table(&mut self, rng: &mut Rng) -> R<Tab> {
         let tabs = self.tabs();
-        if !tabs.is_empty() {
-            return pick(&tabs, rng, "no table");
+        self.table_or_new(&tabs, rng, "ndarc_mutant")
+    }
+
+    /// The table at `idx`.
+    pub(super) fn tab(&self, idx: usize) -> R<Tab> {
+        self.tabs().into_iter().nth(idx).need("no table")
+    }
+
+    /// One of `tables`, or a new empty table (named after `base`) when
+    /// there is none.
+    pub(super) fn table_or_new(&mut self, tables: &[Tab], rng: &mut Rng, base: &str) -> R<Tab> {
+        if !tables.is_empty() {
+            return pick(tables, rng, "no table");
         }
-        let t = self.add_plain_table("ndarc_mutant")?;
-        self.tabs().into_iter().nth(t).need("no table")
+        let i = self.add_plain_table(base)?;
+        self.tab(i)
+    }
+
+    /// One of `columns`, or the column of a new empty table when there is
+    /// none.
+    pub(super) fn column_or_new(&mut self, columns: &[(Tab, Col)], rng: &mut Rng) -> R<(Tab, Col)> {
+        if !columns.is_empty() {
+            return pick(columns, rng, "no column");
+        }
+        let i = self.add_plain_table("ndarc_mutant")?;
+        let t = self.tab(i)?;
+        let c = t.cols.first().cloned().need("no column")?;
+        Ok((t, c))
     }
 
     /// Sets each table's `count` to its rows in parts that hold rows of that
@@ -665,15 +745,25 @@ impl Model {
     }
 }
 
-fn chunk_of(item: &V, kind: BinKind, entry: &V) -> bool {
-    match kind {
-        BinKind::Object => {
-            str_at(item, "kind") == Some("object")
-                && str_at(item, "bucket") == str_at(entry, "bucket")
-                && str_at(item, "key") == str_at(entry, "key")
-        }
-        BinKind::Payload => {
-            str_at(item, "kind") == Some("payload") && str_at(item, "name") == str_at(entry, "name")
+/// A binary, as its chunks name it.
+#[derive(Clone, Copy)]
+enum Chunk<'a> {
+    Object(&'a str, &'a str),
+    Payload(&'a str),
+}
+
+impl Chunk<'_> {
+    /// Whether `item` is a chunk of this binary.
+    fn holds(self, item: &V) -> bool {
+        match self {
+            Chunk::Object(bucket, key) => {
+                str_at(item, "kind") == Some("object")
+                    && str_at(item, "bucket") == Some(bucket)
+                    && str_at(item, "key") == Some(key)
+            }
+            Chunk::Payload(name) => {
+                str_at(item, "kind") == Some("payload") && str_at(item, "name") == Some(name)
+            }
         }
     }
 }

@@ -53,7 +53,7 @@ pub(super) const MUTATIONS: &[Mutation] = &[
 ];
 
 fn excluded_table_order(m: &mut Model, rng: &mut Rng) -> R<Edit> {
-    let mut ex = m.names("excludedTables");
+    let mut ex = m.typed().excluded_tables.clone();
     let what = match ex.len() {
         0 => {
             let a = m.fresh_table_name("ndarc_excluded_a");
@@ -82,23 +82,20 @@ fn excluded_table_present(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let free: Vec<Tab> = tabs
         .iter()
         .filter(|t| {
-            !tabs
-                .iter()
-                .any(|o| o.deps.iter().any(|d| d.eq_ignore_ascii_case(&t.name)))
+            !tabs.iter().any(|o| {
+                o.dependencies
+                    .iter()
+                    .any(|d| d.eq_ignore_ascii_case(&t.name))
+            })
         })
         .cloned()
         .collect();
-    let t = if free.is_empty() {
-        let i = m.add_plain_table("ndarc_mutant")?;
-        m.tabs().into_iter().nth(i).need("no table")?
-    } else {
-        pick(&free, rng, "no table")?
-    };
+    let t = m.table_or_new(&free, rng, "ndarc_mutant")?;
     let (name, how) = match flip_case(&t.name) {
         Some(f) if rng.one_in(2) => (f, " in another ASCII case"),
         _ => (t.name.clone(), ""),
     };
-    let mut ex = m.names("excludedTables");
+    let mut ex = m.typed().excluded_tables.clone();
     ex.push(name.clone());
     sorted_utf16(&mut ex);
     m.manifest.insert("excludedTables", strings(&ex));
@@ -172,7 +169,7 @@ fn excluded_column_required(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             if c.excluded {
                 continue;
             }
-            if c.generated {
+            if c.generated.is_some() {
                 generated.push((t.clone(), c.clone()));
             } else if c.pk > 0 {
                 keys.push((t.clone(), c.clone()));
@@ -248,9 +245,10 @@ fn excluded_column_required(m: &mut Model, rng: &mut Rng) -> R<Edit> {
 
 fn excluded_column_duplicate(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let listed: Vec<(String, String)> = m
-        .excluded_columns()
-        .into_iter()
-        .flat_map(|(t, cs)| cs.into_iter().map(move |c| (t.clone(), c)))
+        .typed()
+        .excluded_columns
+        .iter()
+        .flat_map(|(t, cs)| cs.iter().map(move |c| (t.clone(), c.clone())))
         .collect();
     if !listed.is_empty() && rng.one_in(2) {
         let (t, c) = pick(&listed, rng, "")?;
@@ -269,14 +267,7 @@ fn excluded_column_duplicate(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             }
         }
     }
-    let (t, c) = if choices.is_empty() {
-        let i = m.add_plain_table("ndarc_mutant")?;
-        let t = m.tabs().into_iter().nth(i).need("no table")?;
-        let c = t.cols[0].clone();
-        (t, c)
-    } else {
-        pick(&choices, rng, "")?
-    };
+    let (t, c) = m.column_or_new(&choices, rng)?;
     exclude(m, &t.name, &c.name, 2)?;
     remove_cell(m, &t, &c.name)?;
     Ok(Edit::new(
@@ -289,7 +280,7 @@ fn excluded_column_duplicate(m: &mut Model, rng: &mut Rng) -> R<Edit> {
 }
 
 fn duplicate_configuration(m: &mut Model, rng: &mut Rng) -> R<Edit> {
-    let mut list = m.names("requiredConfiguration");
+    let mut list = m.typed().required_configuration.clone();
     let name = if list.is_empty() {
         list.push("NDARC_KEY".to_string());
         "NDARC_KEY".to_string()

@@ -9,8 +9,7 @@ use ndarc_format::hash::{hex, sha256};
 use crate::rng::Rng;
 
 use super::edit::{
-    arr, first_number, line_start, random_bytes, splice, str_at, string_value, At, Edit, Model,
-    Need, R,
+    first_number, line_start, random_bytes, splice, string_value, At, Edit, Model, Need, R,
 };
 use super::fixture::{join, rehash, replace, Base, Expect, Fixture, Offset};
 use super::Mutation;
@@ -245,9 +244,7 @@ fn line_too_long(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let block = random_bytes(&mut Rng::new(seed), 4096);
     let data: Vec<u8> = block.iter().copied().cycle().take(OVERSIZE_BYTES).collect();
     let idx = m.add_last_payload(&data)?;
-    let name = str_at(&arr(&m.manifest, "payloads")[idx], "name")
-        .unwrap_or_default()
-        .to_string();
+    let name = m.typed().payloads.get(idx).need("no payload")?.name.clone();
     let p = m.parts.len() - 1;
     Ok(Edit::new(
         At::Part(p),

@@ -99,7 +99,7 @@ fn transfer_sql_limit(m: &mut Model, rng: &mut Rng) -> R<Edit> {
 fn reserved_table(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let base = ["sqlite_stat1", "_cf_KV", "SQLITE_ndarc", "_CF_ndarc"][rng.below(4) as usize];
     let i = m.add_plain_table(base)?;
-    let name = m.tabs().into_iter().nth(i).need("no table")?.name;
+    let name = m.typed().tables.get(i).need("no table")?.name.clone();
     Ok(Edit::new(
         At::Manifest,
         format!("a new table {name:?}, a name no import can create"),
@@ -116,7 +116,7 @@ fn default_excluded_table(m: &mut Model, rng: &mut Rng) -> R<Edit> {
         "OA_Tokens",
     ][rng.below(4) as usize];
     let i = m.add_plain_table(base)?;
-    let name = m.tabs().into_iter().nth(i).need("no table")?.name;
+    let name = m.typed().tables.get(i).need("no table")?.name.clone();
     Ok(Edit::new(
         At::Manifest,
         format!("a new table {name:?}, which the producer excludes by default (a warning)"),

@@ -10,8 +10,7 @@ use ndarc_json::{Object, Value};
 use crate::rng::Rng;
 
 use super::edit::{
-    arr, arr_mut, n, obj, obj_mut, pick, s, str_at, strings, At, Bin, BinKind, Edit, Model, Need,
-    Tab, R,
+    arr_mut, n, obj, obj_mut, pick, s, strings, At, Bin, BinKind, Edit, Model, Need, Tab, R,
 };
 use super::fixture::{self as fx, build, case, Fixture, Recs, CLOSING, KVC, M, NOTES, USERS};
 use super::Mutation;
@@ -117,10 +116,10 @@ fn unknown_member(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     if tabs.iter().any(|t| !t.rows.is_empty()) {
         targets.push("row");
     }
-    if !arr(&m.manifest, "objects").is_empty() {
+    if !m.typed().objects.is_empty() {
         targets.push("object");
     }
-    if !arr(&m.manifest, "payloads").is_empty() {
+    if !m.typed().payloads.is_empty() {
         targets.push("payload");
     }
     if !m.parts.is_empty() {
@@ -174,7 +173,7 @@ fn unknown_member(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             ))
         }
         "object" => {
-            let k = rng.below(arr(&m.manifest, "objects").len() as u64) as usize;
+            let k = rng.below(m.typed().objects.len() as u64) as usize;
             m.entry_mut(BinKind::Object, k)?
                 .insert("etag", s("\"abc\""));
             Ok(Edit::new(
@@ -183,7 +182,7 @@ fn unknown_member(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             ))
         }
         "payload" => {
-            let k = rng.below(arr(&m.manifest, "payloads").len() as u64) as usize;
+            let k = rng.below(m.typed().payloads.len() as u64) as usize;
             m.entry_mut(BinKind::Payload, k)?.insert("type", s("json"));
             Ok(Edit::new(
                 At::Manifest,
@@ -223,13 +222,16 @@ fn missing_member(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     if !tabs.is_empty() {
         targets.push("table");
     }
-    if tabs.iter().any(|t| t.alias.is_some() && !t.rows.is_empty()) {
+    if tabs
+        .iter()
+        .any(|t| t.rowid_alias.is_some() && !t.rows.is_empty())
+    {
         targets.push("rowid");
     }
     if tabs.iter().any(|t| !t.rows.is_empty()) {
         targets.push("row-index");
     }
-    if !arr(&m.manifest, "objects").is_empty() {
+    if !m.typed().objects.is_empty() {
         targets.push("object");
     }
     if !m.parts.is_empty() {
@@ -267,7 +269,7 @@ fn missing_member(m: &mut Model, rng: &mut Rng) -> R<Edit> {
         "rowid" => {
             let ts: Vec<Tab> = tabs
                 .into_iter()
-                .filter(|t| t.alias.is_some() && !t.rows.is_empty())
+                .filter(|t| t.rowid_alias.is_some() && !t.rows.is_empty())
                 .collect();
             let t = pick(&ts, rng, "no rowid rows")?;
             let k = rng.below(t.rows.len() as u64) as usize;
@@ -291,7 +293,7 @@ fn missing_member(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             .allow(&[Code::RowIndex]))
         }
         "object" => {
-            let k = rng.below(arr(&m.manifest, "objects").len() as u64) as usize;
+            let k = rng.below(m.typed().objects.len() as u64) as usize;
             m.entry_mut(BinKind::Object, k)?.remove("customMetadata");
             Ok(Edit::new(
                 At::Manifest,
@@ -350,7 +352,11 @@ fn member_type(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     }
     // Only where the alias is null: a rowid table whose alias is unreadable
     // loses its rows' rowids too.
-    let keyed: Vec<Tab> = tabs.iter().filter(|t| t.alias.is_none()).cloned().collect();
+    let keyed: Vec<Tab> = tabs
+        .iter()
+        .filter(|t| t.rowid_alias.is_none())
+        .cloned()
+        .collect();
     if !keyed.is_empty() {
         targets.push("rowidAlias");
     }
@@ -361,7 +367,8 @@ fn member_type(m: &mut Model, rng: &mut Rng) -> R<Edit> {
         }
         "excludedTables" => {
             let first = m
-                .names("excludedTables")
+                .typed()
+                .excluded_tables
                 .first()
                 .cloned()
                 .unwrap_or_else(|| "sessions".to_string());
@@ -453,9 +460,7 @@ fn invalid_name(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             Ok(Edit::new(At::Manifest, "product is the empty string"))
         }
         "sourceIdentity" => {
-            let old = str_at(&Value::Object(m.manifest.clone()), "sourceIdentity")
-                .unwrap_or("src")
-                .to_string();
+            let old = m.typed().source_identity.clone();
             m.manifest.insert("sourceIdentity", s(format!("{old}\t1")));
             Ok(Edit::new(
                 At::Manifest,
@@ -483,9 +488,9 @@ fn invalid_name(m: &mut Model, rng: &mut Rng) -> R<Edit> {
                 m.item_mut(p, i)?.insert("table", s(new.clone()));
             }
             for other in &tabs {
-                if other.deps.contains(&t.name) {
+                if other.dependencies.contains(&t.name) {
                     let deps: Vec<String> = other
-                        .deps
+                        .dependencies
                         .iter()
                         .map(|d| if *d == t.name { new.clone() } else { d.clone() })
                         .collect();
@@ -554,20 +559,12 @@ fn invalid_integer(m: &mut Model, rng: &mut Rng) -> R<Edit> {
 }
 
 fn schema_mismatch(m: &mut Model, rng: &mut Rng) -> R<Edit> {
-    let tables = arr(&m.manifest, "tables").to_vec();
+    let tables = &m.typed().tables;
     let (value, what) = if !tables.is_empty() && rng.one_in(2) {
         // The schema of the tables before the last one was added.
-        let pairs: Vec<(String, String)> = tables[..tables.len() - 1]
-            .iter()
-            .map(|t| {
-                (
-                    str_at(t, "name").unwrap_or_default().to_string(),
-                    str_at(t, "sql").unwrap_or_default().to_string(),
-                )
-            })
-            .collect();
+        let before = &tables[..tables.len() - 1];
         (
-            schema_identity(pairs.iter().map(|(a, b)| (a.as_str(), b.as_str()))),
+            schema_identity(before.iter().map(|t| (t.name.as_str(), t.sql.as_str()))),
             "schema is that of the tables without the last one (stale)",
         )
     } else {

@@ -28,8 +28,12 @@
 //! break, one module each (`json`, `framing`, `manifest`, `tables`,
 //! `importable`, `objects`, `exclusions`, `parts`, `rows`, `chunks`,
 //! `closing`); each declares its mutations, in `MUTATIONS`, with their
-//! functions. `edit` holds what they edit (the archive as records) and how
-//! an edit becomes a file (reseal, byte edits, the expected line).
+//! functions. `edit` holds what they edit (the archive as records, JSON
+//! values) and how an edit becomes a file (reseal, byte edits, the expected
+//! line); the mutations find their targets through the typed manifest of
+//! ndarc-format's intake (`check_manifest_line`), so each rule of the
+//! manifest (affinity, primary-key order, rowid alias, exclusions) is read
+//! the one way ndarc-format reads it.
 //!
 //! ```
 //! use ndarc_format::Code;
@@ -391,6 +395,23 @@ mod tests {
                 w[1].name
             );
         }
+    }
+
+    #[test]
+    fn an_archive_of_another_format_identifier_is_mutated() {
+        // The mutator reads the archive's own identifier (a verifier may
+        // be told to accept it); only what it must refuse is refused.
+        let (archive, _) = crate::generate_vec(&crate::GenOptions::small(5)).unwrap();
+        let text = String::from_utf8(archive).unwrap();
+        let other = text.replacen(
+            &format!("\"format\":\"{}\"", ndarc_format::FORMAT),
+            "\"format\":\"other-portability\"",
+            1,
+        );
+        assert_ne!(other, text);
+        let m = mutate(other.as_bytes(), Code::RowNotNull, 3).unwrap();
+        assert_eq!(m.code, Code::RowNotNull);
+        assert!(m.bytes.windows(18).any(|w| w == b"other-portability\""));
     }
 
     #[test]

@@ -357,7 +357,7 @@ fn unknown_payload(m: &mut Model, rng: &mut Rng) -> R<Edit> {
 /// (a warning).
 fn part_row_count(m: &mut Model, _rng: &mut Rng) -> R<Edit> {
     let i = m.add_plain_table("bulk")?;
-    let name = m.tabs().into_iter().nth(i).need("no table")?.name;
+    let name = m.typed().tables.get(i).need("no table")?.name.clone();
     let rows = ndarc_format::pack::MAX_PART_ROWS + 1;
     let items = (0..rows)
         .map(|k| {

@@ -110,7 +110,13 @@ fn add_rows_table(m: &mut Model, rowid: bool) -> R<()> {
         )
     };
     let t = m.add_table(&name, cols, sql)?;
-    let earlier: Vec<String> = m.tabs().into_iter().take(t).map(|x| x.name).collect();
+    let earlier: Vec<String> = m
+        .typed()
+        .tables
+        .iter()
+        .take(t)
+        .map(|x| x.name.clone())
+        .collect();
     let at = (0..m.parts.len())
         .rev()
         .find(|&p| {
@@ -231,13 +237,13 @@ fn row_columns_in(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let excluded: Vec<String> = t
         .cols
         .iter()
-        .filter(|c| c.excluded && !c.generated)
+        .filter(|c| c.excluded && c.generated.is_none())
         .map(|c| c.name.clone())
         .collect();
     let generated: Vec<String> = t
         .cols
         .iter()
-        .filter(|c| c.generated)
+        .filter(|c| c.generated.is_some())
         .map(|c| c.name.clone())
         .collect();
     let mut kinds = vec![0];
@@ -310,7 +316,11 @@ fn set_cell(m: &mut Model, t: &Tab, c: &Col, at: (usize, usize), v: V, what: &st
             at.0,
             t.name,
             c.name,
-            if c.ty.is_empty() { "no type" } else { &c.ty },
+            if c.decl_type.is_empty() {
+                "no type"
+            } else {
+                &c.decl_type
+            },
         ),
     ))
 }
@@ -369,7 +379,7 @@ fn unsafe_integer(m: &mut Model, rng: &mut Rng) -> R<Edit> {
 fn unsafe_integer_in(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let rowid_tabs: Vec<Tab> = tables_with_rows(m, 1)
         .into_iter()
-        .filter(|t| t.alias.is_some())
+        .filter(|t| t.rowid_alias.is_some())
         .collect();
     let cells = pick_cell(m, rng, |c| c.affinity() == Affinity::Integer);
     if cells.is_err() || (!rowid_tabs.is_empty() && rng.one_in(3)) {
@@ -469,23 +479,12 @@ fn rowid_order(m: &mut Model, rng: &mut Rng) -> R<Edit> {
 fn rowid_order_in(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let ts: Vec<Tab> = tables_with_rows(m, 2)
         .into_iter()
-        .filter(|t| t.alias.is_some())
+        .filter(|t| t.rowid_alias.is_some())
         .collect();
     let t = pick(&ts, rng, "no rowid table has two rows")?;
     let k = 1 + rng.below(t.rows.len() as u64 - 1) as usize;
     let (a, b) = (t.rows[k - 1], t.rows[k]);
-    let ra = m
-        .item(a.0, a.1)
-        .and_then(|i| i.get("rowid"))
-        .cloned()
-        .need("")?;
-    let rb = m
-        .item(b.0, b.1)
-        .and_then(|i| i.get("rowid"))
-        .cloned()
-        .need("")?;
-    m.item_mut(a.0, a.1)?.insert("rowid", rb);
-    m.item_mut(b.0, b.1)?.insert("rowid", ra);
+    m.swap_member(a, b, "rowid")?;
     Ok(Edit::new(
         At::Part(b.0),
         format!(
@@ -503,7 +502,11 @@ fn duplicate_row_key(m: &mut Model, rng: &mut Rng) -> R<Edit> {
 fn duplicate_row_key_in(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let all = tables_with_rows(m, 2);
     let keyed: Vec<Tab> = all.iter().filter(|t| t.has_pk()).cloned().collect();
-    let rowid: Vec<Tab> = all.iter().filter(|t| t.alias.is_some()).cloned().collect();
+    let rowid: Vec<Tab> = all
+        .iter()
+        .filter(|t| t.rowid_alias.is_some())
+        .cloned()
+        .collect();
     if keyed.is_empty() || (!rowid.is_empty() && rng.one_in(3)) {
         let t = pick(&rowid, rng, "no table has two rows")?;
         let k = 1 + rng.below(t.rows.len() as u64 - 1) as usize;
@@ -556,18 +559,7 @@ fn row_key_order_in(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let t = pick(&ts, rng, "no primary-key table has two rows")?;
     let k = 1 + rng.below(t.rows.len() as u64 - 1) as usize;
     let (a, b) = (t.rows[k - 1], t.rows[k]);
-    let ra = m
-        .item(a.0, a.1)
-        .and_then(|i| i.get("row"))
-        .cloned()
-        .need("")?;
-    let rb = m
-        .item(b.0, b.1)
-        .and_then(|i| i.get("row"))
-        .cloned()
-        .need("")?;
-    m.item_mut(a.0, a.1)?.insert("row", rb);
-    m.item_mut(b.0, b.1)?.insert("row", ra);
+    m.swap_member(a, b, "row")?;
     Ok(Edit::new(
         At::Part(b.0),
         format!(

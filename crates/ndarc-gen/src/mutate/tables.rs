@@ -153,12 +153,7 @@ fn table_order_case(m: &mut Model, rng: &mut Rng) -> R<Edit> {
         .into_iter()
         .filter(|t| flip_case(&t.name).is_some())
         .collect();
-    let t = if flippable.is_empty() {
-        let i = m.add_plain_table("ndarc_mutant")?;
-        m.tabs().into_iter().nth(i).need("no table")?
-    } else {
-        pick(&flippable, rng, "no table")?
-    };
+    let t = m.table_or_new(&flippable, rng, "ndarc_mutant")?;
     let other = flip_case(&t.name).need("no ASCII letter")?;
     let sql = format!("CREATE TABLE \"{other}\" (x TEXT)");
     m.add_table(&other, vec![col("x", "TEXT", 0, 0)], sql)?;
@@ -222,17 +217,10 @@ fn duplicate_column(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             }
         }
     }
-    let (t, c) = if choices.is_empty() {
-        let i = m.add_plain_table("ndarc_mutant")?;
-        let t = m.tabs().into_iter().nth(i).need("no table")?;
-        let c = t.cols[0].clone();
-        (t, c)
-    } else {
-        pick(&choices, rng, "no column")?
-    };
+    let (t, c) = m.column_or_new(&choices, rng)?;
     let other = flip_case(&c.name).need("no ASCII letter")?;
     m.columns_mut(t.idx)?
-        .push(col(&other, &c.ty, i64::from(c.notnull), 0));
+        .push(col(&other, &c.decl_type, i64::from(c.notnull), 0));
     for &at in &t.rows {
         let row = m.row_mut(at)?;
         let v = row.get(&c.name).cloned().unwrap_or(Value::Null);
@@ -282,14 +270,7 @@ fn invalid_notnull(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             }
         }
     }
-    let (t, c) = if choices.is_empty() {
-        let i = m.add_plain_table("ndarc_mutant")?;
-        let t = m.tabs().into_iter().nth(i).need("no table")?;
-        let c = t.cols[0].clone();
-        (t, c)
-    } else {
-        pick(&choices, rng, "no column")?
-    };
+    let (t, c) = m.column_or_new(&choices, rng)?;
     let (v, what) = match rng.below(3) {
         0 => (n(2), "2"),
         1 => (n(-1), "-1"),
@@ -314,7 +295,7 @@ pub(super) fn pk_table(m: &mut Model, rng: &mut Rng) -> R<Tab> {
         vec![col("id", "INTEGER", 0, 1), col("x", "TEXT", 0, 0)],
         sql,
     )?;
-    m.tabs().into_iter().nth(i).need("no table")
+    m.tab(i)
 }
 
 fn invalid_pk(m: &mut Model, rng: &mut Rng) -> R<Edit> {
@@ -372,14 +353,7 @@ fn invalid_generated(m: &mut Model, rng: &mut Rng) -> R<Edit> {
             choices.push((t.clone(), c.clone()));
         }
     }
-    let (t, c) = if choices.is_empty() {
-        let i = m.add_plain_table("ndarc_mutant")?;
-        let t = m.tabs().into_iter().nth(i).need("no table")?;
-        let c = t.cols[0].clone();
-        (t, c)
-    } else {
-        pick(&choices, rng, "no column")?
-    };
+    let (t, c) = m.column_or_new(&choices, rng)?;
     let g = pick(&["always", "VIRTUAL", "hidden", ""], rng, "")?;
     m.column_mut(t.idx, c.idx)?.insert("generated", s(g));
     Ok(Edit::new(
@@ -393,7 +367,7 @@ fn invalid_generated(m: &mut Model, rng: &mut Rng) -> R<Edit> {
 
 fn dependency_order(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let t = m.some_table(rng)?;
-    let mut deps = t.deps.clone();
+    let mut deps = t.dependencies.clone();
     let what = match deps.len() {
         0 => {
             deps = vec![t.name.clone(), t.name.clone()];
@@ -416,7 +390,7 @@ fn dependency_order(m: &mut Model, rng: &mut Rng) -> R<Edit> {
 }
 
 fn add_dependency(m: &mut Model, t: &Tab, dep: &str) -> R<()> {
-    let mut deps = t.deps.clone();
+    let mut deps = t.dependencies.clone();
     if !deps.iter().any(|d| d == dep) {
         deps.push(dep.to_string());
     }
@@ -427,7 +401,7 @@ fn add_dependency(m: &mut Model, t: &Tab, dep: &str) -> R<()> {
 
 fn excluded_foreign_key(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let t = m.some_table(rng)?;
-    let mut excluded = m.names("excludedTables");
+    let mut excluded = m.typed().excluded_tables.clone();
     let name = if excluded.is_empty() {
         let name = m.fresh_table_name("sessions");
         excluded.push(name.clone());
@@ -467,15 +441,10 @@ fn rowid_alias_mismatch(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let tabs: Vec<Tab> = m
         .tabs()
         .into_iter()
-        .filter(|t| t.alias.is_some() && !t.has_pk())
+        .filter(|t| t.rowid_alias.is_some() && !t.has_pk())
         .collect();
-    let t = if tabs.is_empty() {
-        let i = m.add_plain_table("ndarc_rowid")?;
-        m.tabs().into_iter().nth(i).need("no table")?
-    } else {
-        pick(&tabs, rng, "no table")?
-    };
-    let right = t.alias.clone().unwrap_or_default();
+    let t = m.table_or_new(&tabs, rng, "ndarc_rowid")?;
+    let right = t.rowid_alias.clone().unwrap_or_default();
     if rng.one_in(2) {
         // A new column shadows the alias: the alias must move on.
         let shadow = flip_case(&right).unwrap_or_else(|| right.clone());
