@@ -468,6 +468,15 @@ impl Rereads {
     }
 }
 
+/// Gives back an index's memory once most of its entries were matched
+/// (an index only shrinks when rows are matched): a quarter full, it is
+/// made half full, so the shrinking costs a constant per entry.
+fn trim(index: &mut HashMap<u128, Entry>) {
+    if index.capacity() > 1 << 12 && index.len() < index.capacity() / 4 {
+        index.shrink_to(index.len() * 2);
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Entry {
     digest: u128,
@@ -663,6 +672,7 @@ fn hash_join(
                 }
             }
             a.pos = a.cur.as_ref().map_or(0, |p| p.rows.len());
+            trim(&mut index_b);
             progressed = true;
         }
         if b.ready(tb)? {
@@ -698,6 +708,7 @@ fn hash_join(
                 }
             }
             b.pos = b.cur.as_ref().map_or(0, |p| p.rows.len());
+            trim(&mut index_a);
             progressed = true;
         }
         if !progressed {

@@ -178,10 +178,11 @@ struct Ctx<'o> {
     side: Side,
     name: String,
     opts: &'o Options,
-    /// Held by the side reading its manifest: the two sides read theirs
-    /// one after the other, so that only one manifest line and its
-    /// half-built forms are in memory at a time (a manifest near its limit
-    /// needs several times its line while it is read, and much less after).
+    /// Held by a side reading its manifest or re-scanning for duplicate
+    /// keys: the two sides do these one after the other, so that only one
+    /// manifest line and its half-built forms (a manifest near its limit
+    /// needs several times its line while it is read, and much less after),
+    /// or one re-scan's keys, are in memory at a time.
     turn: &'o std::sync::Mutex<()>,
 }
 
@@ -402,7 +403,7 @@ fn read(
                 s.push(f);
             }
             let eof = (lines.lines() + 1, lines.position());
-            let report = s.finish(eof, false, &mut |l, offset| reread(input, l, offset, vopts));
+            let report = finish(s, eof, input, ctx);
             return Err(ctx.invalid(report.findings, report.errors));
         };
         let info = LineInfo {
@@ -464,7 +465,7 @@ fn read(
                 s.push(f);
             }
             let eof = (lines.lines() + 1, lines.position());
-            let report = s.finish(eof, false, &mut |l, offset| reread(input, l, offset, vopts));
+            let report = finish(s, eof, input, ctx);
             if report.errors > 0 {
                 return Err(ctx.invalid(report.findings, report.errors));
             }
@@ -500,6 +501,18 @@ fn read(
         };
         return Ok(Some(end));
     }
+}
+
+/// Ends the side's verification. Its re-scan of tables out of key order
+/// holds 20 bytes a row of such a table (SPEC.md §11): the sides take
+/// turns, so that only one re-scan's keys are in memory at a time.
+fn finish(s: Session, eof: (u64, u64), input: &Input<'_>, ctx: &Ctx<'_>) -> ndarc_verify::Report {
+    let _turn = ctx
+        .turn
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let vopts = &ctx.opts.verify;
+    s.finish(eof, false, &mut |l, offset| reread(input, l, offset, vopts))
 }
 
 /// A part line read again for the duplicate-key re-scan.
