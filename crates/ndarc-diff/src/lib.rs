@@ -271,22 +271,28 @@ pub fn diff_labeled(
     let (na, nb) = (before.0.to_string(), after.0.to_string());
     let (ia, sa) = open(Side::Before, before)?;
     let (ib, sb) = open(Side::After, after)?;
+    // Whose turn it is to read its manifest (see `side::run`).
+    let turn = &std::sync::Mutex::new(());
     std::thread::scope(|s| {
         let (txa, rxa) = chan::channel(AHEAD_BYTES);
         let (txb, rxb) = chan::channel(AHEAD_BYTES);
         let (ia, ib, na2, nb2) = (&ia, &ib, &na, &nb);
         std::thread::Builder::new()
             .name("ndarc-diff-before".into())
-            .spawn_scoped(s, move || side::run(ia, sa, Side::Before, na2, opts, txa))
+            .spawn_scoped(s, move || {
+                side::run(ia, sa, Side::Before, na2, opts, turn, txa)
+            })
             .map_err(Error::Thread)?;
         std::thread::Builder::new()
             .name("ndarc-diff-after".into())
-            .spawn_scoped(s, move || side::run(ib, sb, Side::After, nb2, opts, txb))
+            .spawn_scoped(s, move || {
+                side::run(ib, sb, Side::After, nb2, opts, turn, txb)
+            })
             .map_err(Error::Thread)?;
         let max_line = opts.verify.max_line;
-        let (nv, keys) = (opts.no_verify, &opts.keys);
-        let mut a = rows::Stream::new(rxa, Side::Before, &na, ia, nv, max_line, keys);
-        let mut b = rows::Stream::new(rxb, Side::After, &nb, ib, nv, max_line, keys);
+        let nv = opts.no_verify;
+        let mut a = rows::Stream::new(rxa, Side::Before, &na, ia, nv, max_line);
+        let mut b = rows::Stream::new(rxb, Side::After, &nb, ib, nv, max_line);
         // Dropping the streams on any return hangs up on the readers, which
         // then stop.
         merge(&mut a, &mut b, &na, &nb, &matcher, opts)
@@ -301,8 +307,10 @@ fn merge(
     matcher: &Matcher,
     opts: &Options,
 ) -> Result<Diff, Error> {
-    let ma = a.manifest()?;
-    let mb = b.manifest()?;
+    // Each side's manifest, as its reader holds it (one typed form per side).
+    let ta = a.manifest()?;
+    let tb = b.manifest()?;
+    let (ma, mb) = (ta.manifest(), tb.manifest());
     if ma.product != mb.product && !opts.allow_product_mismatch {
         return Err(Error::ProductMismatch {
             before: ma.product.clone(),
@@ -328,12 +336,10 @@ fn merge(
         },
         ..Diff::default()
     };
-    manifest::diff_manifests(&ma, &mb, matcher, &mut d);
+    manifest::diff_manifests(ma, mb, matcher, &mut d);
 
-    let (ta, ea) = side::side_tables(&ma, &opts.keys);
-    let (tb, eb) = side::side_tables(&mb, &opts.keys);
-    if let Some(e) = ea.or(eb) {
-        return Err(Error::Key(e));
+    if let Some(e) = ta.error.as_ref().or(tb.error.as_ref()) {
+        return Err(Error::Key(e.clone()));
     }
     if let Some((t, _)) = opts.keys.iter().find(|(t, _)| {
         !ma.tables
@@ -370,8 +376,8 @@ fn merge(
         let pair = (!matcher.table_ignored(name)).then(|| {
             rows::Pair::new(
                 name,
-                x.map(|x| (x, &ta[x])),
-                y.map(|y| (y, &tb[y])),
+                x.and_then(|x| Some((x, ta.get(x)?))),
+                y.and_then(|y| Some((y, tb.get(y)?))),
                 &renames,
                 matcher,
                 opts.keys_only,
@@ -398,8 +404,8 @@ fn merge(
         rows: m.tables.iter().map(|t| t.count).sum(),
         warnings: e.warnings,
     };
-    d.before = info(&ma, &ea, na);
-    d.after = info(&mb, &eb, nb);
+    d.before = info(ma, &ea, na);
+    d.after = info(mb, &eb, nb);
     d.order_only = !d.equal && !d.has_differences();
     Ok(d)
 }

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use ndarc_format::manifest::{Column, Manifest, ObjectEntry, PayloadEntry, Table};
-use ndarc_json::{cmp_utf16, Value};
+use ndarc_json::cmp_utf16;
 
 use crate::model::{
     ColumnChange, Diff, EntryDiff, ExcludedColumnsChange, NameChanges, SqlDiff, TableInfo,
@@ -230,12 +230,9 @@ pub(crate) fn diff_manifests(a: &Manifest, b: &Manifest, m: &Matcher, d: &mut Di
     d.ignored.payloads = names;
 
     // Configuration and exclusions.
-    let canon = |names: &[String]| {
-        ndarc_json::to_canonical_string(&Value::Array(
-            names.iter().map(|n| Value::from(n.as_str())).collect(),
-        ))
-    };
-    d.configuration_changed = canon(&a.required_configuration) != canon(&b.required_configuration);
+    // The canonical JSON of two lists of strings is equal exactly when the
+    // lists are: compared as they are, without writing them out.
+    d.configuration_changed = a.required_configuration != b.required_configuration;
     d.configuration = name_changes(
         a.required_configuration.iter(),
         b.required_configuration.iter(),

@@ -9,7 +9,7 @@ use ndarc_json::OwnedValue;
 use crate::key::digest128;
 use crate::model::{CellChange, ColumnScope, RowChange, Side, TableDiff};
 use crate::scan::{slice, Span};
-use crate::side::{self, Event, PartRows, SideEnd, SideTable};
+use crate::side::{self, Event, PartRows, SideEnd, SideTable, SideTables};
 use crate::source::Input;
 use crate::{Error, Matcher};
 
@@ -22,11 +22,10 @@ pub(crate) struct Stream<'i, 'a> {
     side: Side,
     name: String,
     input: &'i Input<'a>,
-    tables: Vec<SideTable>,
+    /// The side's tables, once its manifest was read.
+    tables: Option<SideTables>,
     no_verify: bool,
     max_line: usize,
-    /// Keys chosen per table.
-    keys: Vec<(String, Vec<String>)>,
 }
 
 impl<'i, 'a> Stream<'i, 'a> {
@@ -38,7 +37,6 @@ impl<'i, 'a> Stream<'i, 'a> {
         input: &'i Input<'a>,
         no_verify: bool,
         max_line: usize,
-        keys: &[(String, Vec<String>)],
     ) -> Self {
         Stream {
             rx,
@@ -48,10 +46,9 @@ impl<'i, 'a> Stream<'i, 'a> {
             side,
             name: name.to_string(),
             input,
-            tables: Vec::new(),
+            tables: None,
             no_verify,
             max_line,
-            keys: keys.to_vec(),
         }
     }
 
@@ -64,11 +61,12 @@ impl<'i, 'a> Stream<'i, 'a> {
         }
     }
 
-    /// The manifest, the first event.
-    pub(crate) fn manifest(&mut self) -> Result<ndarc_format::Manifest, Error> {
+    /// The side's tables (and its manifest), the first event: shared with
+    /// the reader, not copied.
+    pub(crate) fn manifest(&mut self) -> Result<SideTables, Error> {
         match self.rx.recv() {
             Ok(Event::Manifest(m)) => {
-                self.tables = side::side_tables(&m, &self.keys).0;
+                self.tables = Some((*m).clone());
                 Ok(*m)
             }
             Ok(Event::Failed(e)) => Err(*e),
@@ -158,7 +156,8 @@ impl<'i, 'a> Stream<'i, 'a> {
             })?;
         let table = self
             .tables
-            .get(t)
+            .as_ref()
+            .and_then(|ts| ts.get(t))
             .ok_or_else(|| bad("no such table".into()))?;
         side::rescan(bytes, t, table, offset, self.no_verify).map_err(bad)
     }
@@ -168,8 +167,8 @@ impl<'i, 'a> Stream<'i, 'a> {
 pub(crate) struct Pair<'t> {
     /// The table name.
     name: String,
-    a: Option<(usize, &'t SideTable)>,
-    b: Option<(usize, &'t SideTable)>,
+    a: Option<(usize, SideTable<'t>)>,
+    b: Option<(usize, SideTable<'t>)>,
     /// Compared columns: positions in A's and B's columns.
     cols: Vec<(usize, usize)>,
     /// Whole rows can be compared byte for byte.
@@ -186,8 +185,8 @@ pub(crate) struct Pair<'t> {
 impl<'t> Pair<'t> {
     pub(crate) fn new(
         name: &str,
-        a: Option<(usize, &'t SideTable)>,
-        b: Option<(usize, &'t SideTable)>,
+        a: Option<(usize, SideTable<'t>)>,
+        b: Option<(usize, SideTable<'t>)>,
         renames: &[(String, String)],
         m: &Matcher,
         keys_only: bool,
@@ -196,7 +195,7 @@ impl<'t> Pair<'t> {
         let mut cols = Vec::new();
         let mut scope = ColumnScope::default();
         if let (Some((_, ta)), Some((_, tb))) = (a, b) {
-            for (ia, (name_a, _)) in ta.columns.iter().enumerate() {
+            for (ia, name_a) in ta.columns.iter().map(|c| &c.name).enumerate() {
                 let ignored = m.column_ignored(name, name_a);
                 if ignored {
                     scope.ignored.push(name_a.clone());
@@ -206,8 +205,8 @@ impl<'t> Pair<'t> {
                 let renamed = renames
                     .iter()
                     .find(|(x, _)| x == name_a)
-                    .and_then(|(_, y)| Some((y, tb.columns.iter().position(|(n, _)| n == y)?)));
-                match tb.columns.iter().position(|(n, _)| n == name_a) {
+                    .and_then(|(_, y)| Some((y, tb.columns.iter().position(|c| &c.name == y)?)));
+                match tb.columns.iter().position(|c| &c.name == name_a) {
                     Some(ib) if !ignored => cols.push((ia, ib)),
                     Some(_) => {}
                     None if ignored => {}
@@ -220,9 +219,9 @@ impl<'t> Pair<'t> {
                     },
                 }
             }
-            for (name_b, _) in &tb.columns {
+            for name_b in tb.columns.iter().map(|c| &c.name) {
                 let renamed = scope.renamed.iter().any(|(_, y)| y == name_b);
-                if !renamed && !ta.columns.iter().any(|(n, _)| n == name_b) {
+                if !renamed && !ta.columns.iter().any(|c| &c.name == name_b) {
                     if m.column_ignored(name, name_b) {
                         scope.ignored.push(name_b.clone());
                     } else {
@@ -329,7 +328,7 @@ impl<'t> Pair<'t> {
         let (ca, cb) = (pa.cells(i, self.ncols_a()), pb.cells(j, self.ncols_b()));
         // Cells are named as the second archive names the column (a
         // renamed column by its new name).
-        let names = self.b.map(|(_, t)| &t.columns);
+        let names = self.b.map(|(_, t)| t.columns);
         let cells = self
             .cols
             .iter()
@@ -338,7 +337,7 @@ impl<'t> Pair<'t> {
                 (!self.cell_eq(va, vb)).then(|| CellChange {
                     column: names
                         .and_then(|n| n.get(y))
-                        .map_or_else(String::new, |c| c.0.clone()),
+                        .map_or_else(String::new, |c| c.name.clone()),
                     before: value(va),
                     after: value(vb),
                 })
@@ -423,6 +422,58 @@ impl Acc {
     fn remove(&mut self, p: &PartRows, i: usize, key: String) {
         let c = self.content(&self.removed, p, i);
         self.removed.push(((p.offset, p.rows[i].item), key, c));
+    }
+}
+
+/// Part lines re-read on one side, the latest few kept: rows of two
+/// exports out of key order often come in a similar order, so the rows
+/// that changed cluster in a few lines; each line is then read and scanned
+/// once, not once per row.
+#[derive(Default)]
+struct Rereads {
+    /// Most recent last.
+    lines: Vec<PartRows>,
+}
+
+impl Rereads {
+    /// Lines kept at most (and their bytes at most, below).
+    const LINES: usize = 8;
+    const BYTES: usize = 16 << 20;
+
+    /// The part at `offset` of table `t`: the stream's current part when
+    /// it is that one, else a kept line, else read again (and kept).
+    fn get<'s>(
+        &'s mut self,
+        stream: &'s Stream<'_, '_>,
+        offset: u64,
+        t: usize,
+    ) -> Result<&'s PartRows, Error> {
+        if let Some(p) = stream.cur.as_ref().filter(|p| p.offset == offset) {
+            return Ok(p);
+        }
+        if let Some(i) = self.lines.iter().position(|p| p.offset == offset) {
+            let p = self.lines.remove(i);
+            self.lines.push(p);
+        } else {
+            let p = stream.reread(offset, t)?;
+            let mut bytes: usize = self.lines.iter().map(|p| p.bytes.len()).sum();
+            bytes += p.bytes.len();
+            while !self.lines.is_empty() && (self.lines.len() >= Self::LINES || bytes > Self::BYTES)
+            {
+                bytes -= self.lines.remove(0).bytes.len();
+            }
+            self.lines.push(p);
+        }
+        self.lines.last().ok_or_else(|| stream.hung_up())
+    }
+}
+
+/// Gives back an index's memory once most of its entries were matched
+/// (an index only shrinks when rows are matched): a quarter full, it is
+/// made half full, so the shrinking costs a constant per entry.
+fn trim(index: &mut HashMap<u128, Entry>) {
+    if index.capacity() > 1 << 12 && index.len() < index.capacity() / 4 {
+        index.shrink_to(index.len() * 2);
     }
 }
 
@@ -585,6 +636,7 @@ fn hash_join(
             }
         }
     }
+    let (mut again_a, mut again_b) = (Rereads::default(), Rereads::default());
     loop {
         let mut progressed = false;
         if a.ready(ta)? {
@@ -604,9 +656,9 @@ fn hash_join(
                             }
                         }
                         Some(e) => {
-                            let pb = b.reread(e.pos.0, t)?;
-                            if let Some(j) = row_at(&pb, e.pos.1) {
-                                acc.changed.push((pos, pair.change(pa, i, &pb, j)));
+                            let pb = again_b.get(b, e.pos.0, t)?;
+                            if let Some(j) = row_at(pb, e.pos.1) {
+                                acc.changed.push((pos, pair.change(pa, i, pb, j)));
                             }
                         }
                         None => {
@@ -620,6 +672,7 @@ fn hash_join(
                 }
             }
             a.pos = a.cur.as_ref().map_or(0, |p| p.rows.len());
+            trim(&mut index_b);
             progressed = true;
         }
         if b.ready(tb)? {
@@ -639,9 +692,9 @@ fn hash_join(
                             }
                         }
                         Some(e) => {
-                            let pa = a.reread(e.pos.0, t)?;
-                            if let Some(i) = row_at(&pa, e.pos.1) {
-                                acc.changed.push((e.pos, pair.change(&pa, i, pb, j)));
+                            let pa = again_a.get(a, e.pos.0, t)?;
+                            if let Some(i) = row_at(pa, e.pos.1) {
+                                acc.changed.push((e.pos, pair.change(pa, i, pb, j)));
                             }
                         }
                         None => {
@@ -655,6 +708,7 @@ fn hash_join(
                 }
             }
             b.pos = b.cur.as_ref().map_or(0, |p| p.rows.len());
+            trim(&mut index_a);
             progressed = true;
         }
         if !progressed {

@@ -4,10 +4,11 @@
 //! diff needs, sent on a bounded channel. Memory: a few parts.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use ndarc_format::manifest::Manifest;
 use ndarc_format::part::{check_line_spans, Body};
-use ndarc_format::{check_line, Code, Collector, Finding, LineRef, Plan};
+use ndarc_format::{check_line, Code, Collector, Finding, LineRef, Plan, RowColumn};
 use ndarc_verify::{read_manifest, RowSpans, Session};
 
 use crate::key::{KeyRef, OwnedKey};
@@ -16,14 +17,15 @@ use crate::scan::{self, PartScan, Span, MISSING};
 use crate::source::{Input, LineSource};
 use crate::{Error, Options};
 
-/// What rows of one table carry, on one side.
-#[derive(Debug, Clone)]
-pub(crate) struct SideTable {
-    /// Row columns (writable, not excluded) in name (UTF-16) order: name
-    /// and its canonical JSON string.
-    pub(crate) columns: Vec<(String, Vec<u8>)>,
+/// What rows of one table carry, on one side: borrowed from the side's
+/// [`Plan`], with the key chosen for it, if any.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SideTable<'p> {
+    /// Row columns (writable, not excluded) in name (UTF-16) order, with
+    /// their names as canonical JSON strings.
+    pub(crate) columns: &'p [RowColumn],
     /// Positions in `columns` of the primary key, in `pk` order.
-    pub(crate) pk: Vec<usize>,
+    pub(crate) pk: &'p [usize],
     /// Rows carry `rowid`.
     pub(crate) has_rowid: bool,
     /// The key was chosen (`Options::keys`), not the table's own: rows
@@ -31,64 +33,79 @@ pub(crate) struct SideTable {
     pub(crate) chosen_key: bool,
 }
 
-/// The row tables of a manifest, with the keys chosen in `keys` (`(table,
-/// columns)`, names compared ignoring ASCII case); a chosen column that
-/// rows of the table do not carry is the error's message.
-pub(crate) fn side_tables(
-    m: &Manifest,
-    keys: &[(String, Vec<String>)],
-) -> (Vec<SideTable>, Option<String>) {
-    let plan = Plan::new(m.clone());
-    let mut error = None;
-    let tables = plan
-        .tables
-        .iter()
-        .zip(&m.tables)
-        .map(|(t, mt)| {
-            let columns: Vec<(String, Vec<u8>)> = t
-                .columns
-                .iter()
-                .map(|c| {
-                    let mut j = Vec::new();
-                    ndarc_json::write_string(&c.name, &mut j);
-                    (c.name.clone(), j)
-                })
-                .collect();
-            let chosen = keys
-                .iter()
-                .find(|(n, _)| n.eq_ignore_ascii_case(&mt.name))
-                .map(|(_, cols)| {
-                    cols.iter()
-                        .map(|c| {
-                            columns
-                                .iter()
-                                .position(|(n, _)| n.eq_ignore_ascii_case(c))
-                                .ok_or_else(|| {
-                                    format!(
-                                        "--key {}: rows of table {} have no column {c:?}",
-                                        mt.name, mt.name
-                                    )
-                                })
-                        })
-                        .collect::<Result<Vec<usize>, String>>()
-                });
-            let (pk, chosen_key) = match chosen {
-                Some(Ok(pk)) if !pk.is_empty() => (pk, true),
-                Some(Err(e)) => {
-                    error.get_or_insert(e);
-                    (t.pk.clone(), false)
+/// The row tables of one side: its plan (which holds the manifest, the one
+/// typed form of it a side keeps) and the keys chosen for some tables.
+#[derive(Debug, Clone)]
+pub(crate) struct SideTables {
+    /// The plan of the side's manifest, shared with its verifier.
+    pub(crate) plan: Arc<Plan>,
+    /// Keys chosen per table position: positions in the table's row
+    /// columns.
+    chosen: HashMap<usize, Vec<usize>>,
+    /// A chosen column that rows of its table do not carry.
+    pub(crate) error: Option<String>,
+}
+
+impl SideTables {
+    /// The tables of `plan`, with the keys chosen in `keys` (`(table,
+    /// columns)`, names compared ignoring ASCII case).
+    pub(crate) fn new(plan: Arc<Plan>, keys: &[(String, Vec<String>)]) -> SideTables {
+        let mut chosen = HashMap::new();
+        let mut error = None;
+        if !keys.is_empty() {
+            for (i, (t, mt)) in plan.tables.iter().zip(&plan.manifest.tables).enumerate() {
+                let Some((_, cols)) = keys.iter().find(|(n, _)| n.eq_ignore_ascii_case(&mt.name))
+                else {
+                    continue;
+                };
+                let pk = cols
+                    .iter()
+                    .map(|c| {
+                        t.columns
+                            .iter()
+                            .position(|rc| rc.name.eq_ignore_ascii_case(c))
+                            .ok_or_else(|| {
+                                format!(
+                                    "--key {}: rows of table {} have no column {c:?}",
+                                    mt.name, mt.name
+                                )
+                            })
+                    })
+                    .collect::<Result<Vec<usize>, String>>();
+                match pk {
+                    Ok(pk) if !pk.is_empty() => {
+                        chosen.insert(i, pk);
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        error.get_or_insert(e);
+                    }
                 }
-                _ => (t.pk.clone(), false),
-            };
-            SideTable {
-                columns,
-                pk,
-                has_rowid: t.has_rowid,
-                chosen_key,
             }
+        }
+        SideTables {
+            plan,
+            chosen,
+            error,
+        }
+    }
+
+    /// The manifest.
+    pub(crate) fn manifest(&self) -> &Manifest {
+        &self.plan.manifest
+    }
+
+    /// Table `t` (a position in the manifest's tables).
+    pub(crate) fn get(&self, t: usize) -> Option<SideTable<'_>> {
+        let p = self.plan.tables.get(t)?;
+        let chosen = self.chosen.get(&t);
+        Some(SideTable {
+            columns: &p.columns,
+            pk: chosen.map_or(&p.pk, |c| c),
+            has_rowid: p.has_rowid,
+            chosen_key: chosen.is_some(),
         })
-        .collect();
-    (tables, error)
+    }
 }
 
 /// One row item.
@@ -151,7 +168,7 @@ pub(crate) struct SideEnd {
 /// What a side sends.
 #[derive(Debug)]
 pub(crate) enum Event {
-    Manifest(Box<Manifest>),
+    Manifest(Box<SideTables>),
     Rows(PartRows),
     End(SideEnd),
     Failed(Box<Error>),
@@ -161,6 +178,12 @@ struct Ctx<'o> {
     side: Side,
     name: String,
     opts: &'o Options,
+    /// Held by a side reading its manifest or re-scanning for duplicate
+    /// keys: the two sides do these one after the other, so that only one
+    /// manifest line and its half-built forms (a manifest near its limit
+    /// needs several times its line while it is read, and much less after),
+    /// or one re-scan's keys, are in memory at a time.
+    turn: &'o std::sync::Mutex<()>,
 }
 
 impl Ctx<'_> {
@@ -215,12 +238,14 @@ pub(crate) fn run(
     side: Side,
     name: &str,
     opts: &Options,
+    turn: &std::sync::Mutex<()>,
     tx: crate::chan::Sender<Event>,
 ) {
     let ctx = Ctx {
         side,
         name: name.to_string(),
         opts,
+        turn,
     };
     let lines = match lines {
         Some(l) => Ok(l),
@@ -277,6 +302,10 @@ fn read(
     };
     // A line over its limit ends the diff, so it is never skipped: an
     // endless input stops at the first limit.
+    let turn = ctx
+        .turn
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let Some(first) = lines
         .next_line(vopts.max_manifest_line, false)
         .map_err(io)?
@@ -285,7 +314,10 @@ fn read(
         found.push(ndarc_verify::lines::manifest_missing());
         return Err(ctx.invalid(found, 1));
     };
-    let (manifest, mut session) = if verify {
+    // The side keeps one typed form of its manifest: the plan, shared with
+    // the session that verifies the side (or built from the manifest, moved,
+    // when not verifying).
+    let (plan, mut session) = if verify {
         let mut found = first.framing.clone();
         if first.too_long.is_some() {
             found.push(first.too_long_finding(vopts.max_manifest_line, "manifest"));
@@ -300,8 +332,12 @@ fn read(
             return Err(ctx.invalid(read.findings, read.dropped + kept));
         }
         let c = Collector::new(vopts.max_errors.max(1));
-        match Session::from_read(read, at, first.raw_digest, vopts, c) {
-            Ok(s) => (s.manifest().clone(), Some(s)),
+        let started = Session::from_read(read, at, first.raw_digest, vopts, c);
+        // The line is no longer needed once the plan is made.
+        drop(first);
+        match started {
+            // The side keeps the plan: the report needs no copy of it.
+            Ok(s) => (Arc::clone(s.plan()), Some(s.without_manifest_in_report())),
             Err(r) => return Err(ctx.invalid(r.findings.kept, r.findings.errors)),
         }
     } else {
@@ -309,6 +345,7 @@ fn read(
             return Err(ctx.malformed(1, "the manifest line is over the limit"));
         }
         let canon = canonical_line(&first.bytes, 1, ctx)?;
+        drop(first);
         let at = LineRef {
             line: 1,
             offset: 0,
@@ -316,7 +353,10 @@ fn read(
         };
         let read = read_manifest(at, vopts);
         match read.manifest {
-            Some(m) => (m, None),
+            Some(m) => {
+                drop(canon);
+                (Arc::new(Plan::new(m)), None)
+            }
             None => {
                 let why = read
                     .findings
@@ -327,20 +367,23 @@ fn read(
             }
         }
     };
-    drop(first);
-    let (tables, _) = side_tables(&manifest, &ctx.opts.keys);
-    let by_name: HashMap<Vec<u8>, usize> = manifest
-        .tables
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let mut j = Vec::new();
-            ndarc_json::write_string(&t.name, &mut j);
-            (j, i)
-        })
-        .collect();
-    let part_count = manifest.part_count;
-    if tx.send(Event::Manifest(Box::new(manifest))).is_err() {
+    drop(turn);
+    let tables = SideTables::new(plan, &ctx.opts.keys);
+    // Tables by their names' JSON text, for lines read without
+    // verification (the verifier names the table of a line it accepts).
+    let by_name: HashMap<&[u8], usize> = if verify {
+        HashMap::new()
+    } else {
+        tables
+            .plan
+            .tables
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name_json.as_slice(), i))
+            .collect()
+    };
+    let part_count = tables.manifest().part_count;
+    if tx.send(Event::Manifest(Box::new(tables.clone()))).is_err() {
         return Ok(None);
     }
 
@@ -360,7 +403,7 @@ fn read(
                 s.push(f);
             }
             let eof = (lines.lines() + 1, lines.position());
-            let report = s.finish(eof, false, &mut |l, offset| reread(input, l, offset, vopts));
+            let report = finish(s, eof, input, ctx);
             return Err(ctx.invalid(report.findings, report.errors));
         };
         let info = LineInfo {
@@ -394,13 +437,7 @@ fn read(
             parts += 1;
             let owned = line.bytes.to_vec();
             let part = if spans.table.is_some() {
-                Some(rows_from_spans(
-                    owned,
-                    &info,
-                    &spans,
-                    &tables,
-                    &mut last_key,
-                ))
+                rows_from_spans(owned, &info, &spans, &tables, &mut last_key)
             } else {
                 // Not canonicalized here: cells and keys are compared by
                 // value where their bytes differ (see `Pair`).
@@ -428,7 +465,7 @@ fn read(
                 s.push(f);
             }
             let eof = (lines.lines() + 1, lines.position());
-            let report = s.finish(eof, false, &mut |l, offset| reread(input, l, offset, vopts));
+            let report = finish(s, eof, input, ctx);
             if report.errors > 0 {
                 return Err(ctx.invalid(report.findings, report.errors));
             }
@@ -466,6 +503,18 @@ fn read(
     }
 }
 
+/// Ends the side's verification. Its re-scan of tables out of key order
+/// holds 20 bytes a row of such a table (SPEC.md §11): the sides take
+/// turns, so that only one re-scan's keys are in memory at a time.
+fn finish(s: Session, eof: (u64, u64), input: &Input<'_>, ctx: &Ctx<'_>) -> ndarc_verify::Report {
+    let _turn = ctx
+        .turn
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let vopts = &ctx.opts.verify;
+    s.finish(eof, false, &mut |l, offset| reread(input, l, offset, vopts))
+}
+
 /// A part line read again for the duplicate-key re-scan.
 fn reread(
     input: &Input<'_>,
@@ -500,11 +549,11 @@ fn rows_from_spans(
     bytes: Vec<u8>,
     info: &LineInfo,
     spans: &RowSpans,
-    tables: &[SideTable],
+    tables: &SideTables,
     last_key: &mut Option<(usize, OwnedKey)>,
-) -> PartRows {
+) -> Option<PartRows> {
     let table = spans.table.unwrap_or_default();
-    let t = &tables[table];
+    let t = tables.get(table)?;
     let k = t.pk.len();
     let n = t.columns.len();
     let rows: Vec<RowRec> = spans
@@ -548,7 +597,7 @@ fn rows_from_spans(
             };
         *last_key = Some((table, part.key(last, k).to_owned_key()));
     }
-    part
+    Some(part)
 }
 
 /// Reduces a part line to its rows' spans; `None` for object and payload
@@ -556,8 +605,8 @@ fn rows_from_spans(
 fn rows_of(
     bytes: Vec<u8>,
     info: &LineInfo,
-    tables: &[SideTable],
-    by_name: &HashMap<Vec<u8>, usize>,
+    tables: &SideTables,
+    by_name: &HashMap<&[u8], usize>,
     last_key: &mut Option<(usize, OwnedKey)>,
     ctx: &Ctx<'_>,
 ) -> Result<Option<PartRows>, Error> {
@@ -580,7 +629,9 @@ fn rows_of(
             ),
         ));
     };
-    let t = &tables[table];
+    let Some(t) = tables.get(table) else {
+        return Ok(None);
+    };
     let mut part = extract(bytes, &scanned, table, t, info.offset, ctx.opts.no_verify)
         .map_err(|m| ctx.malformed(info.number, m))?;
     let k = t.pk.len();
@@ -605,7 +656,7 @@ fn rows_of(
 pub(crate) fn rescan(
     bytes: Vec<u8>,
     table: usize,
-    t: &SideTable,
+    t: SideTable<'_>,
     offset: u64,
     lax: bool,
 ) -> Result<PartRows, String> {
@@ -661,7 +712,7 @@ fn extract(
     mut bytes: Vec<u8>,
     scanned: &scan::RowsScan,
     table: usize,
-    t: &SideTable,
+    t: SideTable<'_>,
     offset: u64,
     lax: bool,
 ) -> Result<PartRows, String> {
@@ -686,10 +737,10 @@ fn extract(
         for (m, &(name, value)) in members.iter().enumerate() {
             let name = scan::slice(&bytes, name);
             // Canonical rows list exactly the columns, in this order.
-            let at = if t.columns.get(m).is_some_and(|c| c.1 == name) {
+            let at = if t.columns.get(m).is_some_and(|c| c.name_json == name) {
                 Some(m)
             } else {
-                t.columns.iter().position(|c| c.1 == name)
+                t.columns.iter().position(|c| c.name_json == name)
             };
             if let Some(at) = at {
                 row_cells[at] = value;

@@ -47,7 +47,7 @@ pub use manifest::{
     check_manifest, check_manifest_line, Manifest, ManifestOptions, ManifestOutcome,
 };
 pub use part::check_line;
-pub use plan::Plan;
+pub use plan::{Plan, RowColumn, TablePlan};
 pub use policy::{Policy, PolicyError};
 pub use report::{LineRef, LineReport};
 pub use rescan::{part_keys, rescan_duplicates, rescan_duplicates_twice, PartKeys};

@@ -115,6 +115,8 @@ pub struct Session {
     asm: Assembler,
     max_errors: usize,
     started: Instant,
+    /// `finish` puts the manifest in the report.
+    report_manifest: bool,
 }
 
 /// How a session ended before it could read everything.
@@ -171,7 +173,16 @@ impl Session {
             asm,
             max_errors: options.max_errors,
             started,
+            report_manifest: true,
         })
+    }
+
+    /// Leaves the manifest out of the report [`finish`](Self::finish)
+    /// gives: for a driver that keeps the [`plan`](Self::plan) (and its
+    /// manifest) itself, and would otherwise get a copy of it.
+    pub fn without_manifest_in_report(mut self) -> Session {
+        self.report_manifest = false;
+        self
     }
 
     /// The plan lines are checked against.
@@ -272,16 +283,20 @@ impl Session {
         // alone: its manifest is moved out rather than copied (a copy of a
         // manifest of 650,000 tables is hundreds of megabytes).
         let policy = self.plan.policy.clone();
-        let manifest = match Arc::try_unwrap(self.plan) {
-            Ok(plan) => plan.manifest,
-            Err(shared) => shared.manifest.clone(),
+        let manifest = if !self.report_manifest {
+            None
+        } else {
+            Some(match Arc::try_unwrap(self.plan) {
+                Ok(plan) => plan.manifest,
+                Err(shared) => shared.manifest.clone(),
+            })
         };
         Report {
             errors: c.errors,
             warnings: c.warnings,
             findings: c.kept,
             stopped,
-            manifest: Some(manifest),
+            manifest,
             closing_hashes: outcome
                 .closing
                 .and_then(|cl| Some((cl.content_hash?, cl.archive_hash?))),

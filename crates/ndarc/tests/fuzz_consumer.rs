@@ -175,6 +175,25 @@ fn accept_all_human_report() {
     assert_eq!(t.matches("invalid_accepted: run ").count(), 2, "{t}");
 }
 
+/// Under `--color always` the report's own styling reaches the terminal
+/// as escape codes, while a consumer's control characters are still
+/// escaped. Before, the escaping meant for their text was applied to the
+/// styled report, so the colour codes were printed as `\u{1b}[1m…`.
+#[test]
+fn colour_codes_are_kept_and_consumer_text_escaped() {
+    let exec = r#"sh -c 'printf "\033[2Jboom" >&2' x {archive}"#;
+    let o = fuzz(&["--color", "always", "--exec", exec, "--runs", "1"], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let t = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        t.contains("\x1b[1m\x1b[31minvalid_accepted\x1b[0m: run "),
+        "{t:?}"
+    );
+    assert!(!t.contains("\\u{1b}[1m"), "{t:?}");
+    assert!(t.contains("  stderr: \\u{1b}[2Jboom\n"), "{t:?}");
+    assert!(!t.contains("\x1b[2J"), "{t:?}");
+}
+
 #[test]
 fn ignore_hashes_is_caught_on_the_hash_mutants_only() {
     let exec = fixture("ignore-hashes.py");

@@ -490,9 +490,10 @@ fn a_manifest_at_the_limit_is_checked_in_bounded_memory() {
     let (file, len) = big_manifest(&dir, 350_000, 500_000);
     assert!(len > 170_000_000 && len < 256 << 20, "{len} bytes");
     let line = len as u64;
-    let peak = |what: &str, r: &Ran, times: u64| {
+    // Peak memory under `tenths` tenths of the line.
+    let peak = |what: &str, r: &Ran, tenths: u64| {
         assert!(
-            r.peak_kib * 1024 < times * line,
+            r.peak_kib * 1024 * 10 < tenths * line,
             "{what}: peak {} KiB for a {line}-byte manifest",
             r.peak_kib
         );
@@ -501,18 +502,20 @@ fn a_manifest_at_the_limit_is_checked_in_bounded_memory() {
     assert_eq!(r.code, Some(0), "{r:?}");
     assert!(r.stdout.contains("valid: 0 errors, 0 warnings"), "{r:?}");
     assert!(r.stdout.contains("350000 tables"), "{r:?}");
-    peak("verify", &r, 6);
+    peak("verify", &r, 60);
     let r = run(&["inspect", s(&file)], Input::Null, 120, 4096);
     assert_eq!(r.code, Some(0), "{r:?}");
     assert!(r.stdout.contains("350000 (0 rows)"), "{}", &r.stdout[..500]);
-    peak("inspect", &r, 6);
-    // Two manifests, each read and verified (a typed copy for the diff,
-    // and its plan): 18.3 times the line in CI. Before, diff took 21 times
-    // and 430 s; the time limit alone fails that.
+    peak("inspect", &r, 60);
+    // Two manifests, each read and verified, one after the other; each
+    // side keeps one typed form (the plan, which holds the manifest): 8.4
+    // times the line measured. Before, 18 times (each side held a copy of
+    // its manifest and rebuilt the plan from copies three times), and
+    // earlier 21 times and 430 s; the time limit alone fails that.
     let r = run(&["diff", s(&file), s(&file)], Input::Null, 180, 8192);
     assert_eq!(r.code, Some(0), "{r:?}");
     assert!(r.stdout.contains("no differences"), "{r:?}");
-    peak("diff", &r, 20);
+    peak("diff", &r, 95);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -520,6 +523,13 @@ fn a_manifest_at_the_limit_is_checked_in_bounded_memory() {
 /// `v`) with `rows` rows, 1,000 a part (the producer's packing), keys in
 /// order or in a fixed shuffled order. Hashes computed here.
 fn one_table_archive(dir: &Path, name: &str, rows: usize, shuffled: bool) -> PathBuf {
+    table_archive(dir, name, rows, shuffled, 0)
+}
+
+/// [`one_table_archive`] with the value `v` of every `changed`-th key
+/// (in key order; none when 0) made negative, as another export of the
+/// same rows with some changed.
+fn table_archive(dir: &Path, name: &str, rows: usize, shuffled: bool, changed: usize) -> PathBuf {
     use ndarc_format::hash::{sha256, ArchiveHasher, ContentHasher};
     use std::io::Write as _;
     let mut keys: Vec<usize> = (0..rows).collect();
@@ -549,7 +559,12 @@ fn one_table_archive(dir: &Path, name: &str, rows: usize, shuffled: bool) -> Pat
     for (i, chunk) in keys.chunks(1000).enumerate() {
         let mut line = format!(r#"{{"index":{i},"items":["#);
         for (j, k) in chunk.iter().enumerate() {
-            let row = format!(r#"{{"k":"key-{k:08}","v":{k}}}"#);
+            let v = if changed > 0 && k % changed == 0 {
+                -(*k as i64) - 1
+            } else {
+                *k as i64
+            };
+            let row = format!(r#"{{"k":"key-{k:08}","v":{v}}}"#);
             content.add_row_digest(&sha256(
                 format!(r#"{{"row":{row},"table":"t"}}"#).as_bytes(),
             ));
@@ -603,5 +618,46 @@ fn shuffled_rows_verify_in_bounded_memory() {
         r.peak_kib,
         base / 1024
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 11 item 5: diffing tables whose rows are out of key order (3 M
+/// rows shuffled, 1,000 a part) against a copy with 1 % of the values
+/// changed, and against itself, costs at most 27 bytes of memory per row
+/// over the same diff in key order (SPEC.md §11): the verifier's re-scan
+/// for duplicate keys (20 bytes a row), one side at a time, and an index of
+/// the rows not yet matched, small when both sides come in a similar
+/// order (14 to 21 bytes a row measured). Before, both sides re-scanned at
+/// once (32 to 43 bytes a row), and each changed row re-read a part line
+/// (5 times the time in key order, 2.5 times now).
+#[test]
+fn shuffled_rows_diff_in_bounded_memory() {
+    let dir = scratch("shuffled-diff");
+    let rows = 3_000_000;
+    let ordered = table_archive(&dir, "ordered.ndjson", rows, false, 0);
+    let ordered_changed = table_archive(&dir, "ordered-changed.ndjson", rows, false, 100);
+    let shuffled = table_archive(&dir, "shuffled.ndjson", rows, true, 0);
+    let shuffled_changed = table_archive(&dir, "shuffled-changed.ndjson", rows, true, 100);
+    let diff = |a: &Path, b: &Path, changed: bool| {
+        let r = run(&["diff", "--stat", s(a), s(b)], Input::Null, 120, 2048);
+        if changed {
+            assert_eq!(r.code, Some(1), "{r:?}");
+            assert!(r.stdout.contains("30000 changed"), "{r:?}");
+        } else {
+            assert_eq!(r.code, Some(0), "{r:?}");
+        }
+        r.peak_kib * 1024
+    };
+    let base = diff(&ordered, &ordered_changed, true);
+    for (b, changed) in [(&shuffled_changed, true), (&shuffled, false)] {
+        let peak = diff(&shuffled, b, changed);
+        let per_row = peak.saturating_sub(base) / rows as u64;
+        assert!(
+            per_row <= 27,
+            "{per_row} bytes per row (peak {} KiB, in key order {} KiB)",
+            peak / 1024,
+            base / 1024
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

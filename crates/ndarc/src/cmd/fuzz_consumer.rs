@@ -459,7 +459,7 @@ fn human(
         args.run.runs,
         args.run.seed,
         fed.len(),
-        shown_command(words)
+        term::safe_text(&shown_command(words))
     );
     s.push_str(&format!(
         "  valid archives: {} fed, {} accepted, {} rejected\n",
@@ -500,19 +500,23 @@ fn human(
             Kind::Crash | Kind::Timeout => Style::Warning,
             _ => Style::Error,
         };
+        // Escaped piece by piece: the styling around the kind is ours.
         s.push_str(&format!(
-            "{}: run {}: {what}: {how}",
+            "{}: run {}: {}: {}",
             paint(c, style, kind.as_str()),
-            f.run
+            f.run,
+            term::safe_text(&what),
+            term::safe_text(&how)
         ));
         if let (Some(dir), Some(file)) = (&args.run.outdir, saved) {
-            s.push_str(&format!(" -> {}", dir.join(file).display()));
+            let path = dir.join(file).display().to_string();
+            s.push_str(&format!(" -> {}", term::safe_text(&path)));
         }
         s.push('\n');
-        s.push_str(&f.outcome.stderr_line());
+        s.push_str(&term::safe_text(&f.outcome.stderr_line()));
     }
-    s.push_str(&args.run.summary_line());
-    term::safe_text(&s)
+    s.push_str(&term::safe_text(&args.run.summary_line()));
+    s
 }
 
 #[cfg(test)]
