@@ -10,8 +10,11 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
+// Bytes that end a run of plain string characters: exactly those that
+// canonical text never holds raw inside a string (the serializer's table).
 use crate::error::{Error, ErrorKind};
 use crate::number;
+use crate::ser::NEEDS_ESCAPE as STRING_STOP;
 use crate::value::{cmp_utf16, Object, Value};
 
 /// The nesting limit of the archive's JSON profile: the outermost array or
@@ -141,19 +144,6 @@ pub(crate) fn validate(bytes: &[u8]) -> Result<&str, Error> {
         )
     })
 }
-
-// Bytes that end a run of plain string characters.
-static STRING_STOP: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 0x20 {
-        t[i] = true;
-        i += 1;
-    }
-    t[b'"' as usize] = true;
-    t[b'\\' as usize] = true;
-    t
-};
 
 /// The offset of the first byte at or after `i` that ends a run of plain
 /// string characters (`"`, `\\` or a control character), or `bytes.len()`.

@@ -70,7 +70,9 @@ pub fn to_canonical_string(v: &Value<'_>) -> String {
     String::from_utf8(to_canonical_vec(v)).unwrap_or_default()
 }
 
-static NEEDS_ESCAPE: [bool; 256] = {
+/// Bytes that a string in canonical text holds only escaped: the C0
+/// controls, `"` and `\`. The parser's plain runs stop at the same bytes.
+pub(crate) static NEEDS_ESCAPE: [bool; 256] = {
     let mut t = [false; 256];
     let mut i = 0;
     while i < 0x20 {
