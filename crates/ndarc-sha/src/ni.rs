@@ -2,7 +2,7 @@
 
 use std::arch::x86_64::*;
 
-use crate::{tail, Digest32, H0};
+use crate::{Digest32, H0};
 
 /// Whether this CPU has the SHA extensions (and SSSE3 and SSE4.1, which the
 /// code also uses). std caches the detection.
@@ -105,24 +105,6 @@ unsafe fn load(state: &[u32; 8]) -> (__m128i, __m128i) {
     )
 }
 
-/// The digest of a state in (ABEF, CDGH) layout.
-#[inline]
-#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-unsafe fn digest(abef: __m128i, cdgh: __m128i) -> Digest32 {
-    let feba = _mm_shuffle_epi32(abef, 0x1B);
-    let dchg = _mm_shuffle_epi32(cdgh, 0xB1);
-    let dcba = _mm_blend_epi16(feba, dchg, 0xF0);
-    let hgef = _mm_alignr_epi8(dchg, feba, 8);
-    let mut state = [0u32; 8];
-    // SAFETY: 8 u32 are two 16-byte unaligned stores.
-    unsafe {
-        let p = state.as_mut_ptr().cast::<__m128i>();
-        _mm_storeu_si128(p, dcba);
-        _mm_storeu_si128(p.add(1), hgef);
-    }
-    crate::to_bytes(&state)
-}
-
 /// Compresses one 64-byte block into one state.
 #[inline]
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
@@ -160,38 +142,84 @@ unsafe fn block2(
     *b.1 = _mm_add_epi32(b_cdgh, *b.1);
 }
 
-/// See [`crate::digest_pair`]; the caller checked [`available`] and that
-/// `blocks` describes `messages`.
-/// The interleaved digests (see `crate::digest_pair`), or `None` when this
-/// CPU lacks the extensions: the check is made here, so this safe function
-/// never runs their instructions where they do not exist.
-pub(crate) fn digest_pair(
+/// The state in the order of [`H0`] from the registers' (ABEF, CDGH)
+/// layout.
+#[inline]
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+unsafe fn store(abef: __m128i, cdgh: __m128i) -> [u32; 8] {
+    let feba = _mm_shuffle_epi32(abef, 0x1B);
+    let dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+    let dcba = _mm_blend_epi16(feba, dchg, 0xF0);
+    let hgef = _mm_alignr_epi8(dchg, feba, 8);
+    let mut state = [0u32; 8];
+    // SAFETY: 8 u32 are two 16-byte unaligned stores.
+    unsafe {
+        let p = state.as_mut_ptr().cast::<__m128i>();
+        _mm_storeu_si128(p, dcba);
+        _mm_storeu_si128(p.add(1), hgef);
+    }
+    state
+}
+
+/// The byte order of the message words.
+#[inline]
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+unsafe fn mask() -> __m128i {
+    _mm_set_epi64x(
+        0x0C0D_0E0F_0809_0A0Bu64 as i64,
+        0x0405_0607_0001_0203u64 as i64,
+    )
+}
+
+/// See [`crate::update_with_messages`]: `None` when this CPU lacks the
+/// extensions. The check is made here, so this safe function never runs
+/// their instructions where they do not exist.
+pub(crate) fn with_messages(
+    state: &mut [u32; 8],
     long: &[u8],
     messages: &[u8],
     blocks: &[u32],
     out: &mut Vec<Digest32>,
-) -> Option<Digest32> {
+) -> Option<()> {
     if !available() {
         return None;
     }
     #[cfg(test)]
     crate::tests::INTERLEAVED.with(|n| n.set(n.get() + 1));
-    // SAFETY: `available` found every feature `pair` enables.
-    Some(unsafe { pair(long, messages, blocks, out) })
+    // SAFETY: `available` found every feature the function enables.
+    unsafe { with_messages_ni(state, long, messages, blocks, out) };
+    Some(())
+}
+
+/// See [`crate::update_pair`]: `None` when this CPU lacks the extensions
+/// (checked here, as in [`with_messages`]).
+pub(crate) fn pair(
+    a: &mut [u32; 8],
+    a_blocks: &[u8],
+    b: &mut [u32; 8],
+    b_blocks: &[u8],
+) -> Option<()> {
+    if !available() {
+        return None;
+    }
+    #[cfg(test)]
+    crate::tests::INTERLEAVED.with(|n| n.set(n.get() + 1));
+    // SAFETY: `available` found every feature the function enables.
+    unsafe { pair_ni(a, a_blocks, b, b_blocks) };
+    Some(())
 }
 
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-unsafe fn pair(long: &[u8], messages: &[u8], blocks: &[u32], out: &mut Vec<Digest32>) -> Digest32 {
-    let mask = _mm_set_epi64x(
-        0x0C0D_0E0F_0809_0A0Bu64 as i64,
-        0x0405_0607_0001_0203u64 as i64,
-    );
-    // The long message: its whole blocks in place, then its padded tail.
-    let (tail_buf, tail_blocks) = tail(long);
-    let mut long_blocks = long
-        .chunks_exact(64)
-        .chain(tail_buf[..tail_blocks * 64].chunks_exact(64));
-    let (mut a_abef, mut a_cdgh) = load(&H0);
+unsafe fn with_messages_ni(
+    state: &mut [u32; 8],
+    long: &[u8],
+    messages: &[u8],
+    blocks: &[u32],
+    out: &mut Vec<Digest32>,
+) {
+    let mask = mask();
+    let mut long_blocks = long.chunks_exact(64);
+    let (mut a_abef, mut a_cdgh) = load(state);
     let mut msg_blocks = messages.chunks_exact(64);
     for &n in blocks {
         let (mut b_abef, mut b_cdgh) = load(&H0);
@@ -208,10 +236,35 @@ unsafe fn pair(long: &[u8], messages: &[u8], blocks: &[u32], out: &mut Vec<Diges
                 None => block1((&mut b_abef, &mut b_cdgh), mb, mask),
             }
         }
-        out.push(digest(b_abef, b_cdgh));
+        out.push(crate::to_bytes(&store(b_abef, b_cdgh)));
     }
     for lb in long_blocks {
         block1((&mut a_abef, &mut a_cdgh), lb, mask);
     }
-    digest(a_abef, a_cdgh)
+    *state = store(a_abef, a_cdgh);
+}
+
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+unsafe fn pair_ni(a: &mut [u32; 8], a_blocks: &[u8], b: &mut [u32; 8], b_blocks: &[u8]) {
+    let mask = mask();
+    let (mut a_abef, mut a_cdgh) = load(a);
+    let (mut b_abef, mut b_cdgh) = load(b);
+    let mut ai = a_blocks.chunks_exact(64);
+    let mut bi = b_blocks.chunks_exact(64);
+    loop {
+        match (ai.next(), bi.next()) {
+            (Some(x), Some(y)) => block2(
+                (&mut a_abef, &mut a_cdgh),
+                x,
+                (&mut b_abef, &mut b_cdgh),
+                y,
+                mask,
+            ),
+            (Some(x), None) => block1((&mut a_abef, &mut a_cdgh), x, mask),
+            (None, Some(y)) => block1((&mut b_abef, &mut b_cdgh), y, mask),
+            (None, None) => break,
+        }
+    }
+    *a = store(a_abef, a_cdgh);
+    *b = store(b_abef, b_cdgh);
 }
