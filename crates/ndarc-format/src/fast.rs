@@ -173,6 +173,31 @@ pub(crate) fn keys(plan: &Plan, table: usize, bytes: &[u8], out: &mut PartKeys) 
     }
 }
 
+/// Rows' content messages are hashed a batch of this many bytes at a time,
+/// beside as much of the line read so far: a batch is still in cache when
+/// it is hashed, and a long line's messages are never held whole (a
+/// 16 MiB part's took a fresh 16 MiB buffer per line and job).
+const HASH_BATCH: usize = 64 << 10;
+
+/// Hashes the messages in `scratch` (appending their digests to `out`)
+/// beside the next whole blocks of `line` that `line_hash` was not yet fed,
+/// as many as the messages have; then empties `scratch`.
+fn hash_batch(
+    line_hash: &mut (ndarc_sha::Stream, usize),
+    line: &[u8],
+    scratch: &mut Scratch,
+    out: &mut Vec<Digest32>,
+) {
+    let (stream, done) = line_hash;
+    let ready = line.len().saturating_sub(*done) / 64 * 64;
+    let n = ready.min(scratch.messages.len());
+    let long = line.get(*done..*done + n).unwrap_or_default();
+    ndarc_sha::update_with_messages(stream, long, &scratch.messages, &scratch.blocks, out);
+    *done += long.len();
+    scratch.messages.clear();
+    scratch.blocks.clear();
+}
+
 /// Runs `f` with this thread's scratch buffers.
 fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
     SCRATCH.with(|cell| match cell.try_borrow_mut() {
@@ -238,6 +263,8 @@ fn scan(
     let mut pk: Vec<Cell<'_>> = Vec::new();
     // The table is set from the first item.
     let mut part = RowsPart::new(Some(index), 0);
+    // The line's SHA-256 so far, and how many of its bytes it was fed.
+    let mut line_hash = (ndarc_sha::Stream::new(), 0usize);
     loop {
         let item_at = s.pos();
         s.eat_bytes(br#"{"index":"#)?;
@@ -409,12 +436,26 @@ fn scan(
             // The row's content message (see `hash::row_content_digest`):
             // canonical text, so the rowid as written is the rowid as the
             // digest writes it. Hashed below, two streams at a time.
-            let row = &bytes[row_start..row_end];
-            let n = ndarc_sha::push_message(
-                &mut scratch.messages,
-                &hash::row_content_pieces(row, rowid.map(|id| id.text().as_bytes()), &tp.name_json),
-            );
-            scratch.blocks.push(n);
+            if let Mode::Check { digest, .. } = &mode {
+                let row = &bytes[row_start..row_end];
+                let n = ndarc_sha::push_message(
+                    &mut scratch.messages,
+                    &hash::row_content_pieces(
+                        row,
+                        rowid.map(|id| id.text().as_bytes()),
+                        &tp.name_json,
+                    ),
+                );
+                scratch.blocks.push(n);
+                if scratch.messages.len() >= HASH_BATCH {
+                    let line = if digest.is_none() {
+                        &bytes[..s.pos()]
+                    } else {
+                        &[]
+                    };
+                    hash_batch(&mut line_hash, line, scratch, &mut part.row_digests);
+                }
+            }
         }
         match s.peek()? {
             b',' => s.eat(b',')?,
@@ -442,24 +483,15 @@ fn scan(
         Some(id) => Some(RowKey::Rowid(id)),
         None => Some(primary_key(&prev_pk)),
     };
-    // The line's digest and the rows' digests, two at a time.
-    part.row_digests.reserve(scratch.blocks.len());
+    // The last rows' digests, and the line's.
+    let line = if digest.is_none() { bytes } else { &[] };
+    hash_batch(&mut line_hash, line, scratch, &mut part.row_digests);
     let digest = match digest {
-        Some(d) => {
-            ndarc_sha::digest_pair(
-                b"",
-                &scratch.messages,
-                &scratch.blocks,
-                &mut part.row_digests,
-            );
-            d
+        Some(d) => d,
+        None => {
+            let (stream, done) = line_hash;
+            stream.finish(&bytes[done..])
         }
-        None => ndarc_sha::digest_pair(
-            bytes,
-            &scratch.messages,
-            &scratch.blocks,
-            &mut part.row_digests,
-        ),
     };
     Some(LineSummary {
         line: at.line,
