@@ -84,22 +84,51 @@ struct LineHash<'a> {
 }
 
 impl LineHash<'_> {
-    /// The SHA-256 of a whole binary's bytes `data` (which this may pad
-    /// in place, so the caller drops them after).
-    fn whole(&mut self, data: &mut Vec<u8>) -> Digest32 {
-        if self.digest.is_some() {
-            return sha256(data);
+    /// The SHA-256 of the bytes that base64 `text` decodes to, or `None`
+    /// when it is not canonical base64: decoded and hashed a piece at a
+    /// time, beside the line (see [`catalogue::decode_base64_pieces`]).
+    fn whole_base64(&mut self, text: &str) -> Option<Digest32> {
+        let mut data = ndarc_sha::Stream::new();
+        let mut line = ndarc_sha::Stream::new();
+        let with_line = self.digest.is_none();
+        // The whole blocks of the line, fed as the data's are.
+        let blocks = &self.line[..self.line.len() / 64 * 64];
+        let mut last: Vec<u8> = Vec::new();
+        let ok = catalogue::decode_base64_pieces(text, |piece| {
+            let whole = piece.len() / 64 * 64;
+            let done = line.len() as usize;
+            let n = if with_line {
+                (blocks.len() - done).min(whole)
+            } else {
+                0
+            };
+            ndarc_sha::update_pair(
+                &mut data,
+                &piece[..whole],
+                &mut line,
+                &blocks[done..done + n],
+            );
+            // Only the last piece has a partial block.
+            last.clear();
+            last.extend_from_slice(&piece[whole..]);
+        });
+        if !ok {
+            return None;
         }
-        let n = ndarc_sha::pad_message(data, 0);
-        let mut out = Vec::with_capacity(1);
-        self.digest = Some(ndarc_sha::digest_pair(self.line, data, &[n], &mut out));
-        out.pop().unwrap_or_default()
+        if with_line {
+            let done = line.len() as usize;
+            self.digest = Some(line.finish(&self.line[done..]));
+        }
+        Some(data.finish(&last))
     }
 
     fn finish(self) -> Digest32 {
         self.digest.unwrap_or_else(|| sha256(self.line))
     }
 }
+
+const INVALID_CHUNK_BASE64: &str =
+    "chunk data is not canonical base64 (standard alphabet, padded, no whitespace, unused bits zero)";
 
 fn full(plan: &Plan, at: LineRef<'_>, digest: Option<Digest32>) -> LineSummary {
     let mut hash = LineHash {
@@ -705,15 +734,20 @@ fn check_binary(
     let offset = r.count(o, p, "offset");
     let data = match r.str(o, p, "data") {
         None => Chunk::Invalid,
+        // A whole binary in one chunk: hashed as it is decoded.
+        Some(b64) if offset == Some(0) && catalogue::decoded_len(b64) as u64 == size => {
+            match hash.whole_base64(b64) {
+                Some(d) => Chunk::Whole(d),
+                None => {
+                    r.add(Code::InvalidBase64, &join(p, "data"), INVALID_CHUNK_BASE64);
+                    Chunk::Invalid
+                }
+            }
+        }
         Some(b64) => {
-            // Room for SHA-256 padding, added in place for a whole binary.
-            let mut bytes = Vec::with_capacity(catalogue::decoded_len(b64) + 72);
+            let mut bytes = Vec::with_capacity(catalogue::decoded_len(b64));
             if !catalogue::decode_base64_into(b64, &mut bytes) {
-                r.add(
-                    Code::InvalidBase64,
-                    &join(p, "data"),
-                    "chunk data is not canonical base64 (standard alphabet, padded, no whitespace, unused bits zero)",
-                );
+                r.add(Code::InvalidBase64, &join(p, "data"), INVALID_CHUNK_BASE64);
                 Chunk::Invalid
             } else {
                 if bytes.is_empty() && !(size == 0 && offset == Some(0)) {
@@ -723,11 +757,8 @@ fn check_binary(
                         format!("a chunk carries at least one byte; only an empty {} is one chunk with data \"\"", kind.as_str()),
                     );
                 }
-                if offset == Some(0) && bytes.len() as u64 == size {
-                    Chunk::Whole(hash.whole(&mut bytes))
-                } else {
-                    Chunk::Piece(bytes)
-                }
+                // A whole binary was hashed above: this is a piece.
+                Chunk::Piece(bytes)
             }
         }
     };

@@ -29,6 +29,21 @@ pub struct LineSummary {
     pub dropped_warnings: u64,
 }
 
+impl LineSummary {
+    /// Bytes the summary holds that grow with its line: the decoded bytes
+    /// of a piece of a binary (up to 3/4 of the line). Verification counts
+    /// them with the lines in flight, so that memory stays bounded.
+    pub fn held_bytes(&self) -> usize {
+        match &self.body {
+            Body::Binary(BinaryPart {
+                data: Chunk::Piece(bytes),
+                ..
+            }) => bytes.len(),
+            _ => 0,
+        }
+    }
+}
+
 /// Offsets, within a line, of the values that the sequential rules may
 /// report on (0 when absent), located once by the parallel stage so that
 /// every finding's offset matches its pointer.
