@@ -191,12 +191,14 @@ impl LineBytes<'_> {
 /// Capacity the pool keeps at most: the smallest window of lines in flight
 /// of a verification (SPEC.md §11), so pooling adds little memory beyond
 /// that bound.
-const POOL_BYTES: usize = 32 << 20;
+const POOL_BYTES: usize = 64 << 20;
 
 /// Line buffers given back by dropped lines.
 #[derive(Default)]
 struct Pool {
     free: Mutex<(Vec<Vec<u8>>, usize)>,
+    /// Buffers allocated, rather than reused (for the tests).
+    fresh: std::sync::atomic::AtomicUsize,
 }
 
 impl Pool {
@@ -208,6 +210,26 @@ impl Pool {
         let b = list.swap_remove(i);
         *held -= b.capacity();
         Some(b)
+    }
+
+    /// Frees the free buffers of less than `len` bytes; returns `None`. A
+    /// file's blocks only grow (a line longer than a block grows it, and
+    /// the blocks after it keep that size): smaller blocks left in the pool
+    /// would never be used again, yet fill it, so that the larger blocks
+    /// coming back could not be kept (a 16 MiB part's blocks were then
+    /// allocated and freed for every line, beside 32 MiB of idle 8 MiB
+    /// blocks).
+    fn evict_below(&self, len: usize) -> Option<Vec<u8>> {
+        let mut g = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        let (list, held) = &mut *g;
+        list.retain(|b| {
+            let keep = b.capacity() >= len;
+            if !keep {
+                *held -= b.capacity();
+            }
+            keep
+        });
+        None
     }
 
     /// A buffer holding a copy of `bytes`: a free one large enough when
@@ -229,9 +251,13 @@ impl Pool {
     /// capacity), beginning with a copy of `head`.
     fn block(self: &Arc<Self>, len: usize, head: &[u8]) -> Pooled {
         let len = len.max(head.len());
-        let mut buf = match self.reuse(len) {
+        let mut buf = match self.reuse(len).or_else(|| self.evict_below(len)) {
             Some(b) => b,
-            None => Vec::with_capacity(size_class(len)),
+            None => {
+                self.fresh
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Vec::with_capacity(size_class(len))
+            }
         };
         // Zeroes only what was never written: a block comes back whole.
         buf.resize(buf.capacity(), 0);
@@ -1069,6 +1095,42 @@ mod tests {
     /// manifest) is the only holder of that buffer once read: dropping it
     /// frees it, although the source reads on (diff drops the manifest
     /// line early, and kept a second copy of it alive before this).
+    /// Blocks that grew for longer lines are reused. The pool once kept
+    /// the 8 MiB blocks of the short lines before them, which filled it: a
+    /// 16 MiB block was then allocated for every long line.
+    #[test]
+    fn grown_blocks_are_reused_once_short_lines_are_past() {
+        let mut data = Vec::new();
+        for (n, len) in [(40usize, 1usize << 20), (40, 12 << 20)] {
+            for i in 0..n {
+                data.extend(std::iter::repeat_n(b'a' + (i % 26) as u8, len));
+                data.push(b'\n');
+            }
+        }
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&data).unwrap();
+        let input = Input::File(f);
+        let mut src = LineSource::new(&input).unwrap();
+        let pool = Arc::clone(&src.pool);
+        // As verification holds them: a window of lines in flight, here
+        // 40 MiB of short lines (5 blocks), then 4 long lines.
+        let mut alive = std::collections::VecDeque::new();
+        let mut fresh_before_long = 0;
+        for i in 0..80 {
+            if i == 40 {
+                fresh_before_long = pool.fresh.load(std::sync::atomic::Ordering::Relaxed);
+            }
+            let l = src.next_line(16 << 20, false).unwrap().unwrap();
+            alive.push_back(l);
+            let keep = if i < 40 { 40 } else { 4 };
+            while alive.len() > keep {
+                alive.pop_front();
+            }
+        }
+        let fresh = pool.fresh.load(std::sync::atomic::Ordering::Relaxed) - fresh_before_long;
+        assert!(fresh <= 8, "{fresh} blocks allocated for 40 long lines");
+    }
+
     #[test]
     fn a_long_line_does_not_pin_the_read_buffer() {
         let mut data = vec![b'm'; 5 * BLOCK];

@@ -141,7 +141,7 @@ fn run<'a>(
                           waiting: &mut BTreeMap<u64, (Line<'a>, Option<LineSummary>)>,
                           in_flight: &mut usize| {
         while let Some((mut l, s)) = waiting.remove(&fed_seq) {
-            *in_flight -= l.bytes.len() + 1;
+            *in_flight -= l.bytes.len() + 1 + s.as_ref().map_or(0, LineSummary::held_bytes);
             fed_seq += 1;
             // Past the error limit, lines already dispatched are dropped
             // unfed: the report then ends at the same line whatever the
@@ -187,6 +187,7 @@ fn run<'a>(
                 // One job: check on this thread, so that `--jobs 1` uses one
                 // core (a pool thread would run beside this one).
                 let s = check_line(plan_ref, at_of(&line));
+                in_flight += s.held_bytes();
                 waiting.insert(seq, (line, Some(s)));
             } else {
                 let tx = tx.clone();
@@ -209,6 +210,9 @@ fn run<'a>(
                 };
                 let Some((seq, l, s)) = got else { break };
                 outstanding -= 1;
+                // A chunk's decoded bytes count as in flight too, until
+                // fed.
+                in_flight += s.as_ref().map_or(0, LineSummary::held_bytes);
                 waiting.insert(seq, (l, s));
                 feed_ready(&mut session, &mut waiting, &mut in_flight);
             }
@@ -226,6 +230,7 @@ fn run<'a>(
         // Collect the rest.
         while feed_ready(&mut session, &mut waiting, &mut in_flight) < next_seq {
             let Ok((seq, l, s)) = rx.recv() else { break };
+            in_flight += s.as_ref().map_or(0, LineSummary::held_bytes);
             waiting.insert(seq, (l, s));
         }
         // Framing findings after the last line (empty lines at the end).
