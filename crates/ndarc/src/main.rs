@@ -3,7 +3,7 @@
 //! To add a command: a module `src/cmd/NAME.rs` (see the library docs in
 //! `src/lib.rs`), one variant of [`Command`] and one arm in [`run`].
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 use std::process::ExitCode;
 
@@ -11,6 +11,24 @@ use std::process::ExitCode;
 // mimalloc's per-thread heaps are faster at that than glibc malloc.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// `mi_option_purge_delay` in mimalloc.h's `mi_option_e` (libmimalloc-sys
+/// names no constant for it; the test `purge_delay_option` checks that
+/// this is the option, by its default of 1000 ms).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// Freed memory goes back to the system at once. mimalloc keeps it
+/// committed for a second by default; verification frees and allocates
+/// 8-16 MiB read blocks and decoded chunks, so that in a run of a second
+/// or less the peak RSS was nearly the sum of them all (a 438 MB archive
+/// with 16 MiB lines: 119-135 MiB for 72 MiB live). Measured on
+/// `gen --shape narrow`, the CPU time is the same either way.
+#[allow(unsafe_code)]
+fn purge_freed_memory_at_once() {
+    // SAFETY: sets an option, which mimalloc reads whenever it purges;
+    // any value is valid.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
+}
 
 use std::io::Write;
 
@@ -187,6 +205,7 @@ fn run(command: Command, ctx: &Context) -> CmdResult {
 }
 
 fn main() -> ExitCode {
+    purge_freed_memory_at_once();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -222,6 +241,20 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The option set at start-up is the purge delay: mimalloc's default
+    /// for it is 1000 ms, and setting it is read back.
+    #[test]
+    #[allow(unsafe_code)]
+    fn purge_delay_option() {
+        // SAFETY: reads an option.
+        let before = unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
+        assert_eq!(before, 1000);
+        purge_freed_memory_at_once();
+        // SAFETY: as above.
+        let after = unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
+        assert_eq!(after, 0);
+    }
 
     #[test]
     fn cli_is_well_formed() {
