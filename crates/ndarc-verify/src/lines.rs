@@ -188,9 +188,10 @@ impl LineBytes<'_> {
     }
 }
 
-/// Capacity the pool keeps at most: the smallest window of lines in flight
-/// of a verification (SPEC.md §11), so pooling adds little memory beyond
-/// that bound.
+/// Capacity the pool keeps at most: the largest window of lines in flight
+/// of a verification (SPEC.md §11). Blocks come back from lines that were
+/// in flight together, so the pool never holds more than was in use at
+/// once, and keeps every block a verification needs again.
 const POOL_BYTES: usize = 64 << 20;
 
 /// Line buffers given back by dropped lines.
@@ -212,14 +213,14 @@ impl Pool {
         Some(b)
     }
 
-    /// Frees the free buffers of less than `len` bytes; returns `None`. A
+    /// Frees the free buffers of less than `len` bytes. A
     /// file's blocks only grow (a line longer than a block grows it, and
     /// the blocks after it keep that size): smaller blocks left in the pool
     /// would never be used again, yet fill it, so that the larger blocks
     /// coming back could not be kept (a 16 MiB part's blocks were then
     /// allocated and freed for every line, beside 32 MiB of idle 8 MiB
     /// blocks).
-    fn evict_below(&self, len: usize) -> Option<Vec<u8>> {
+    fn evict_below(&self, len: usize) {
         let mut g = self.free.lock().unwrap_or_else(|e| e.into_inner());
         let (list, held) = &mut *g;
         list.retain(|b| {
@@ -229,7 +230,6 @@ impl Pool {
             }
             keep
         });
-        None
     }
 
     /// A buffer holding a copy of `bytes`: a free one large enough when
@@ -251,7 +251,11 @@ impl Pool {
     /// capacity), beginning with a copy of `head`.
     fn block(self: &Arc<Self>, len: usize, head: &[u8]) -> Pooled {
         let len = len.max(head.len());
-        let mut buf = match self.reuse(len).or_else(|| self.evict_below(len)) {
+        let reused = self.reuse(len);
+        if reused.is_none() {
+            self.evict_below(len);
+        }
+        let mut buf = match reused {
             Some(b) => b,
             None => {
                 self.fresh
