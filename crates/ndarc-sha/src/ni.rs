@@ -216,6 +216,13 @@ pub(crate) fn pair(
     Some(())
 }
 
+/// Each message is hashed beside the long stream while that has blocks;
+/// the messages after that, two at a time (one message's blocks beside
+/// the next one's), so that no message block runs alone but where two
+/// messages differ in length. Row messages have more blocks than the line
+/// they come from (a 130-byte item is 2 blocks of the line, its message
+/// about 2.9 with padding), so a batch ends with messages only; hashed
+/// one at a time, they took an eighth of the hashing time at half speed.
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
 unsafe fn with_messages_ni(
     state: &mut [u32; 8],
@@ -227,11 +234,19 @@ unsafe fn with_messages_ni(
     let mask = mask();
     let mut long_blocks = long.chunks_exact(64);
     let (mut a_abef, mut a_cdgh) = load(state);
-    let mut msg_blocks = messages.chunks_exact(64);
-    for &n in blocks {
+    // The messages' bytes not yet hashed, and their block counts.
+    let mut rest = messages;
+    let mut counts = blocks;
+    // Beside the long stream.
+    while let Some((&n, more)) = counts.split_first() {
+        if long_blocks.len() == 0 {
+            break;
+        }
+        counts = more;
+        let (this, after) = rest.split_at(rest.len().min(n as usize * 64));
+        rest = after;
         let (mut b_abef, mut b_cdgh) = load(&H0);
-        for _ in 0..n {
-            let Some(mb) = msg_blocks.next() else { break };
+        for mb in this.chunks_exact(64) {
             match long_blocks.next() {
                 Some(lb) => block2(
                     (&mut a_abef, &mut a_cdgh),
@@ -244,6 +259,44 @@ unsafe fn with_messages_ni(
             }
         }
         out.push(crate::to_bytes(&store(b_abef, b_cdgh)));
+    }
+    // Two messages at a time.
+    while let Some((&n, more)) = counts.split_first() {
+        let (this, after) = rest.split_at(rest.len().min(n as usize * 64));
+        let (next, m) = match more.split_first() {
+            Some((&m, more)) => {
+                counts = more;
+                (Some(()), m)
+            }
+            None => {
+                counts = more;
+                (None, 0)
+            }
+        };
+        let (that, after) = after.split_at(after.len().min(m as usize * 64));
+        rest = after;
+        let (mut b_abef, mut b_cdgh) = load(&H0);
+        let (mut c_abef, mut c_cdgh) = load(&H0);
+        let mut those = that.chunks_exact(64);
+        for mb in this.chunks_exact(64) {
+            match those.next() {
+                Some(mc) => block2(
+                    (&mut b_abef, &mut b_cdgh),
+                    mb,
+                    (&mut c_abef, &mut c_cdgh),
+                    mc,
+                    mask,
+                ),
+                None => block1((&mut b_abef, &mut b_cdgh), mb, mask),
+            }
+        }
+        for mc in those {
+            block1((&mut c_abef, &mut c_cdgh), mc, mask);
+        }
+        out.push(crate::to_bytes(&store(b_abef, b_cdgh)));
+        if next.is_some() {
+            out.push(crate::to_bytes(&store(c_abef, c_cdgh)));
+        }
     }
     for lb in long_blocks {
         block1((&mut a_abef, &mut a_cdgh), lb, mask);
