@@ -22,7 +22,7 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
-use ndarc_json::{safe_integer, RawStr, Scanner};
+use ndarc_json::{RawStr, Scanner};
 
 use crate::cell::{self, CellValue};
 use crate::hash::{self, Digest32};
@@ -248,7 +248,7 @@ fn scan(
         index: offset_of(s.pos()),
         ..Anchors::default()
     };
-    let index = count(s.number()?)?;
+    let index = count(s.raw_number()?)?;
     s.eat_bytes(br#","items":["#)?;
 
     let mut table: Option<(usize, &TablePlan)> = None;
@@ -269,7 +269,7 @@ fn scan(
         let item_at = s.pos();
         s.eat_bytes(br#"{"index":"#)?;
         let index_at = s.pos();
-        let idx = count(s.number()?)?;
+        let idx = count(s.raw_number()?)?;
         s.eat_bytes(br#","kind":"row","row":"#)?;
         let row_start = s.pos();
         cells.clear();
@@ -433,18 +433,15 @@ fn scan(
             {
                 sp.rows.push((row_start as u32, row_end as u32));
             }
-            // The row's content message (see `hash::row_content_digest`):
-            // canonical text, so the rowid as written is the rowid as the
-            // digest writes it. Hashed below, two streams at a time.
+            // The row's content message (see `hash::row_content_in_item`):
+            // canonical text, so the item's own text from `"row":` to its
+            // end, the rowid as written being the rowid as the digest
+            // writes it. Hashed below, two streams at a time.
             if let Mode::Check { digest, .. } = &mode {
-                let row = &bytes[row_start..row_end];
+                let tail = bytes.get(row_start - br#""row":"#.len()..s.pos())?;
                 let n = ndarc_sha::push_message(
                     &mut scratch.messages,
-                    &hash::row_content_pieces(
-                        row,
-                        rowid.map(|id| id.text().as_bytes()),
-                        &tp.name_json,
-                    ),
+                    &hash::row_content_in_item(tail),
                 );
                 scratch.blocks.push(n);
                 if scratch.messages.len() >= HASH_BATCH {
@@ -505,9 +502,11 @@ fn scan(
     })
 }
 
-/// A part's or item's `index`: a safe integer ≥ 0.
-fn count(n: f64) -> Option<u64> {
-    safe_integer(n).and_then(|i| u64::try_from(i).ok())
+/// A part's or item's `index`: a safe integer ≥ 0. Read as the scanner's
+/// integer, not through its `f64` value (whose safety test, a `trunc`
+/// call, cost as much as reading the index).
+fn count(n: ndarc_json::RawNumber<'_>) -> Option<u64> {
+    n.safe_integer().and_then(|i| u64::try_from(i).ok())
 }
 
 /// The text of a JSON string without its quotes.
