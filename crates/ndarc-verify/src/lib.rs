@@ -46,8 +46,9 @@ pub struct Options {
     /// Findings kept at most (all are counted); verification stops once
     /// this many errors are found. Default 100.
     pub max_errors: usize,
-    /// Worker threads; 0 means one per core, and 1 checks every line on the
-    /// calling thread (one core in all).
+    /// Threads that check part lines, the calling thread (which also reads
+    /// them) among them: 0 means one per core, and 1 checks every line on
+    /// the calling thread (one core in all).
     pub jobs: usize,
     /// Longest part or closing line, without LF (default 16 MiB).
     pub max_line: usize,

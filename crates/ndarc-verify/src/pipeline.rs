@@ -12,18 +12,43 @@ use crate::lines::{self, Input, Line, LineSource};
 use crate::session::Session;
 use crate::{Error, Options, Report};
 
-/// Bytes of part lines dispatched to the pool and not yet fed to the
-/// sequential rules, per job: a job can be checking one line of the
-/// largest size (16 MiB) while the next waits. Between 32 and 64 MiB in
-/// all (SPEC.md §11). More only raised the peak memory: with 64 MiB on two
-/// jobs the narrow-row benchmark peaked at 110 to 154 MiB against 71 to
-/// 91 MiB, in the same CPU time.
-const WINDOW_PER_JOB: usize = 16 << 20;
+/// Bytes of part lines a job holds, checking one and with more waiting:
+/// four of the longest lines read so far, at least 4 MiB and at most
+/// 16 MiB (one line of the largest size, 16 MiB, being checked while the
+/// next is read). Read blocks in flight are memory the kernel zeroes when
+/// first touched: a fixed 16 MiB a job made that a tenth of the reading
+/// thread's time on 1 MiB lines (a 509 MB narrow archive at 2 jobs: 0.62 s
+/// and 72 MiB against 0.58 s and 40 MiB with 4 MiB a job), and larger
+/// windows only raised the peak memory.
+const PER_JOB: (usize, usize) = (4 << 20, 16 << 20);
 
-/// The window of lines in flight for `jobs` jobs.
-fn window_bytes(jobs: usize) -> usize {
-    jobs.saturating_mul(WINDOW_PER_JOB)
-        .clamp(2 * WINDOW_PER_JOB, 4 * WINDOW_PER_JOB)
+/// The bytes of part lines a job holds, the longest line read so far being
+/// `longest` bytes (see [`PER_JOB`]).
+fn per_job(longest: usize) -> usize {
+    longest.saturating_mul(4).clamp(PER_JOB.0, PER_JOB.1)
+}
+
+/// The window: bytes of part lines read and not yet fed to the sequential
+/// rules, for `jobs` jobs: between 2 and 4 jobs' worth (SPEC.md §11).
+fn window_bytes(jobs: usize, longest: usize) -> usize {
+    let per_job = per_job(longest);
+    jobs.saturating_mul(per_job).clamp(2 * per_job, 4 * per_job)
+}
+
+/// Bytes of part lines queued for the pool's `jobs - 1` threads, past
+/// which the reading thread checks the next line itself.
+fn pool_share(jobs: usize, longest: usize) -> usize {
+    jobs.saturating_sub(1)
+        .max(1)
+        .saturating_mul(per_job(longest))
+}
+
+/// The number of jobs `options` asks for: 0 is one per core.
+fn jobs(options: &Options) -> usize {
+    match options.jobs {
+        0 => std::thread::available_parallelism().map_or(1, usize::from),
+        n => n,
+    }
 }
 
 /// Verifies an archive held in memory.
@@ -79,9 +104,11 @@ fn in_scope<'scope, R>(
     }
 }
 
+/// The pool that checks part lines beside the reading thread, which is one
+/// of the jobs (see [`run`]).
 fn pool(options: &Options) -> Result<rayon::ThreadPool, Error> {
     rayon::ThreadPoolBuilder::new()
-        .num_threads(options.jobs)
+        .num_threads(jobs(options).saturating_sub(1).max(1))
         .build()
         .map_err(|e| Error::Threads(e.to_string()))
 }
@@ -123,9 +150,15 @@ fn run<'a>(
 
     // The pipeline: this thread frames lines and dispatches each to the
     // pool; results come back out of order and are fed to the session in
-    // order. Bytes dispatched but not yet fed stay under the window (plus
-    // one line), so memory is flat and every core has work while a large
-    // line is being checked.
+    // order. Bytes read but not yet fed stay under the window (plus one
+    // line), so memory is flat and every core has work while a large line
+    // is being checked. This thread is one of the jobs: while the pool has
+    // its share of lines queued, it checks the next line itself. With a
+    // pool of one thread per job, three threads shared two cores: each
+    // time the reading thread woke it displaced a checking thread and its
+    // cache, and the `pread` copy into blocks the other core had just read
+    // cost 2.4 times as much as with one job (narrow rows, 2 jobs: 0.60 s
+    // against 0.56 s, 1.7 times one job's speed).
     type Done<'l> = (u64, Line<'l>, Option<LineSummary>);
     let (tx, rx) = std::sync::mpsc::channel::<Done<'a>>();
     let mut waiting: BTreeMap<u64, (Line<'a>, Option<LineSummary>)> = BTreeMap::new();
@@ -169,7 +202,11 @@ fn run<'a>(
         fed_seq
     };
     let plan_ref: &Plan = &plan;
-    let window = window_bytes(options.jobs);
+    let jobs = jobs(options);
+    // The longest part line so far (which sizes the window), and the bytes
+    // of lines sent to the pool and not yet back.
+    let mut longest = 0usize;
+    let mut dispatched = 0usize;
     let result: std::io::Result<()> = in_scope(pool, |scope| {
         loop {
             let next = if stopped {
@@ -181,17 +218,20 @@ fn run<'a>(
             let seq = next_seq;
             next_seq += 1;
             in_flight += line.bytes.len() + 1;
+            longest = longest.max(line.bytes.len());
+            let window = window_bytes(jobs, longest);
             if line.too_long.is_some() {
                 waiting.insert(seq, (line, None));
-            } else if options.jobs == 1 {
-                // One job: check on this thread, so that `--jobs 1` uses one
-                // core (a pool thread would run beside this one).
+            } else if jobs == 1 || dispatched >= pool_share(jobs, longest) {
+                // This thread's turn (always, with one job: `--jobs 1` uses
+                // one core).
                 let s = check_line(plan_ref, at_of(&line));
                 in_flight += s.held_bytes();
                 waiting.insert(seq, (line, Some(s)));
             } else {
                 let tx = tx.clone();
                 outstanding += 1;
+                dispatched += line.bytes.len() + 1;
                 // The job owns the line (borrowed from a slice, or sharing
                 // a read buffer) and sends it back with its summary.
                 scope.spawn(move |_| {
@@ -201,7 +241,8 @@ fn run<'a>(
             }
             feed_ready(&mut session, &mut waiting, &mut in_flight);
             // Take what is back; block while the window is full and lines
-            // are still out (none are with one job: they are all fed).
+            // are still out (none are with one job: they are all fed). Lines
+            // checked here wait behind those still out, and count.
             loop {
                 let got = if in_flight > window && outstanding > 0 {
                     rx.recv().ok()
@@ -210,6 +251,7 @@ fn run<'a>(
                 };
                 let Some((seq, l, s)) = got else { break };
                 outstanding -= 1;
+                dispatched -= l.bytes.len() + 1;
                 // A chunk's decoded bytes count as in flight too, until
                 // fed.
                 in_flight += s.as_ref().map_or(0, LineSummary::held_bytes);

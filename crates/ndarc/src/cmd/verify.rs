@@ -62,7 +62,8 @@ pub struct Args {
     /// Fail on warnings too.
     #[arg(long)]
     strict: bool,
-    /// Worker threads (default: one per core; 1 runs on one core only).
+    /// Threads checking lines, the reading thread among them (default: one
+    /// per core; 1 runs on one core only).
     #[arg(long, short = 'j', value_name = "N", default_value_t = 0)]
     jobs: usize,
     /// `--max-errors`.
