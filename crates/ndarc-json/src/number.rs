@@ -67,6 +67,95 @@ mod tests {
         assert_eq!(w(1e-6), "0.000001");
         assert_eq!(w(4.35), "4.35");
     }
+
+    /// What `short` decides for `text` (a number token).
+    fn is_short(text: &str) -> bool {
+        let t = token(text.as_bytes(), 0).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+        assert_eq!(t.end, text.len(), "{text}");
+        short(text.as_bytes(), &t)
+    }
+
+    /// Whether ECMAScript writes the value of `text` as `text`.
+    fn canonical(text: &str) -> bool {
+        let v: f64 = text.parse().unwrap();
+        v.is_finite() && format(v) == text
+    }
+
+    #[test]
+    fn short_exponent_forms() {
+        for yes in [
+            "1e-7",
+            "1.5e+300",
+            "1e+21",
+            "-9.99999999999999e+307",
+            "1.23456789012345e-307",
+            "2e-7",
+        ] {
+            assert!(is_short(yes), "{yes}");
+            assert!(canonical(yes), "{yes}");
+        }
+        for no in [
+            // ECMAScript writes these without an exponent.
+            "1e+20",
+            "1e-6",
+            "1.5e-6",
+            // Spelled otherwise than ECMAScript spells them.
+            "1E+21",
+            "1e21",
+            "1.0e+21",
+            "1.50e+21",
+            "10e+21",
+            "0.1e+22",
+            "1e+021",
+            "1e-07",
+            // Left to the conversion: 16 digits, subnormal, past ±307.
+            "1.234567890123456e+30",
+            "5e-324",
+            "1e-308",
+            "1e+308",
+            "1e+999",
+        ] {
+            assert!(!is_short(no), "{no}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+
+        /// `short` accepts only text ECMAScript writes, and accepts every
+        /// such text of at most 15 digits in an exponent form within ±307.
+        #[test]
+        fn short_agrees_with_the_conversion(
+            digits in "[1-9][0-9]{0,16}",
+            exp in -330i32..330,
+            upper in proptest::bool::ANY,
+            signed in proptest::bool::ANY,
+            dot in 0usize..4,
+        ) {
+            let (first, rest) = digits.split_at(1);
+            let e = if upper { "E" } else { "e" };
+            let sign = if exp >= 0 && !signed { "" } else if exp >= 0 { "+" } else { "-" };
+            let mantissa = if rest.is_empty() { first.to_string() } else { format!("{first}.{rest}") };
+            let exponent_form = format!("{mantissa}{e}{sign}{}", exp.abs());
+            // A fixed form with the point moved.
+            let fixed = if dot < digits.len() {
+                format!("{}.{}", &digits[..dot.max(1)], &digits[dot.max(1)..])
+            } else {
+                format!("0.{}{digits}", "0".repeat(dot))
+            };
+            for text in [exponent_form, fixed] {
+                if text.ends_with('.') { continue; }
+                let short = is_short(&text);
+                if short {
+                    proptest::prop_assert!(canonical(&text), "{} accepted", text);
+                }
+                let sig = digits.trim_end_matches('0').len();
+                if text.contains('e') && canonical(&text) && sig <= 15 && (-307..=307).contains(&exp) {
+                    proptest::prop_assert!(short, "{} refused", text);
+                }
+            }
+        }
+    }
 }
 
 /// The parts of a number token (RFC 8259 grammar), located by
@@ -151,6 +240,25 @@ pub(crate) fn token(b: &[u8], start: usize) -> Result<Token, (usize, &'static st
     })
 }
 
+/// Whether number token `t` of `b` is written as ECMAScript writes its
+/// value, decided from its digits without converting it. `true` for a
+/// decimal `int.frac` or an exponent form `d[.ddd]e±n` of at most 15
+/// significant digits spelled as ECMAScript spells them (see
+/// [`short_fixed`], [`short_exponent`]); `false` for every other token,
+/// which the caller converts and writes back to compare (integers of at
+/// most 15 digits are read before this is asked).
+#[inline]
+pub(crate) fn short(b: &[u8], t: &Token) -> bool {
+    let int = &b[t.int.0..t.int.1];
+    let frac = t.fraction.map_or(&[][..], |(s, e)| &b[s..e]);
+    if t.exponent {
+        let at = t.fraction.map_or(t.int.1, |(_, e)| e);
+        short_exponent(int, frac, &b[at..t.end])
+    } else {
+        t.fraction.is_some() && short_fixed(int, frac)
+    }
+}
+
 /// Whether a decimal `int.frac` (no exponent) is written as ECMAScript
 /// writes its value, decided without converting it: with at most 15
 /// significant digits it is, exactly when the fraction does not end in 0
@@ -175,4 +283,38 @@ pub(crate) fn short_fixed(int: &[u8], frac: &[u8]) -> bool {
         int.len() + frac.len()
     };
     significant <= 15
+}
+
+/// Whether an exponent form, one digit `int`, fraction digits `frac`
+/// (perhaps none) and exponent `exp` (from its `e`), is written as
+/// ECMAScript writes its value, decided without converting it. ECMAScript
+/// writes a value as `d[.ddd]e±n` exactly when its decimal exponent n is
+/// at least 21 or below -6, with a first digit other than 0, no trailing
+/// zero, a lowercase `e`, a sign always and no leading zero in n. With at
+/// most 15 significant digits those digits are the value's shortest (as
+/// for [`short_fixed`]), provided the value is a normal double: n is kept
+/// within ±307, away from the subnormals (where fewer digits tell values
+/// apart, 5e-324 being one) and from overflow. Anything else is left to
+/// the full conversion.
+#[inline]
+fn short_exponent(int: &[u8], frac: &[u8], exp: &[u8]) -> bool {
+    let [b'1'..=b'9'] = int else {
+        return false;
+    };
+    if frac.last() == Some(&b'0') || 1 + frac.len() > 15 {
+        return false;
+    }
+    let [b'e', sign @ (b'+' | b'-'), digits @ ..] = exp else {
+        return false;
+    };
+    if !matches!(digits, [b'1'..=b'9', ..]) || digits.len() > 3 {
+        return false;
+    }
+    let n = digits
+        .iter()
+        .fold(0u32, |n, &d| n * 10 + u32::from(d - b'0'));
+    match sign {
+        b'+' => (21..=307).contains(&n),
+        _ => (7..=307).contains(&n),
+    }
 }

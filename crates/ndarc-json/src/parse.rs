@@ -701,12 +701,7 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
                 n as f64
             }
         } else {
-            let short = match t.fraction {
-                Some((fs, fe)) if !t.exponent => {
-                    number::short_fixed(&self.bytes[t.int.0..t.int.1], &self.bytes[fs..fe])
-                }
-                _ => false,
-            };
+            let short = number::short(self.bytes, &t);
             // A short decimal is finite and canonical as written: the check
             // pass needs neither its value nor its spelling.
             if short && !BUILD {

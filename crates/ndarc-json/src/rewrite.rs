@@ -233,12 +233,10 @@ impl<'a> Rewriter<'a, '_> {
             number::write(n as f64, self.out);
             return Some(());
         }
-        if let (Some((fs, fe)), false) = (t.fraction, t.exponent) {
-            if number::short_fixed(&b[t.int.0..t.int.1], &b[fs..fe]) {
-                // Written as ECMAScript writes its value.
-                self.out.extend_from_slice(&b[start..t.end]);
-                return Some(());
-            }
+        if number::short(b, &t) {
+            // Written as ECMAScript writes its value.
+            self.out.extend_from_slice(&b[start..t.end]);
+            return Some(());
         }
         let v: f64 = self.text.get(start..t.end)?.parse().ok()?;
         if !v.is_finite() {

@@ -58,8 +58,10 @@ enum Num {
     Int(i64),
     /// Any other value, converted.
     Float(f64),
-    /// A short decimal with a fraction, checked without converting it
-    /// (see `short_fixed`): never integral.
+    /// A number of at most 15 significant digits with a fraction or an
+    /// exponent, checked without converting it (see `number::short`):
+    /// never a safe integer (a fraction is never integral, and the
+    /// exponent form is used from 10^21 up or below 10^-6).
     Decimal,
 }
 
@@ -257,11 +259,7 @@ impl<'a> Scanner<'a> {
             // Exact, and written so by ECMAScript, except -0 (written 0).
             (Some(0), _, _) if t.negative => return None,
             (Some(n), _, _) => Num::Int(n),
-            (None, Some((fs, fe)), false)
-                if crate::number::short_fixed(&b[t.int.0..t.int.1], &b[fs..fe]) =>
-            {
-                Num::Decimal
-            }
+            (None, _, _) if crate::number::short(b, &t) => Num::Decimal,
             _ => {
                 let v: f64 = text.parse().ok()?;
                 if !v.is_finite() {

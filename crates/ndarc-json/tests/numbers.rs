@@ -2,7 +2,7 @@
 //! in `testdata/json/numbers.csv` (regenerate with
 //! `node scripts/gen-number-vectors.mjs > testdata/json/numbers.csv`).
 
-use ndarc_json::{check_canonical, number, parse, Value};
+use ndarc_json::{check_canonical, number, parse, Scanner, Value};
 
 const VECTORS: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -170,6 +170,38 @@ fn non_canonical_spellings_are_rewritten() {
                     ))
                 }
                 Err(e) => return Some(format!("{text} failed: {e}")),
+            }
+        }
+        None
+    });
+}
+
+#[test]
+fn exponent_spellings_are_judged_as_the_conversion_judges_them() {
+    // Each vector rounded to 1 to 17 significant digits in the exponent
+    // form ECMAScript uses (`d.ddde+n`): the parser's check and the
+    // scanner accept such a text exactly when ECMAScript writes its value
+    // so, whether they decide by its digits or by converting it.
+    check_all("exponent spellings", |v| {
+        let d = f64::from_bits(v.bits);
+        for precision in 0..17 {
+            let rust = format!("{d:.precision$e}");
+            let (mantissa, exp) = rust.split_once('e')?;
+            let text = if exp.starts_with('-') {
+                rust.clone()
+            } else {
+                format!("{mantissa}e+{exp}")
+            };
+            let value: f64 = text.parse().ok()?;
+            let canonical = value.is_finite() && number::format(value) == text;
+            let checked = matches!(check_canonical(text.as_bytes()), Ok(None));
+            let scanned = Scanner::new(text.as_bytes())
+                .and_then(|mut s| s.raw_number())
+                .is_some();
+            if checked != canonical || scanned != canonical {
+                return Some(format!(
+                    "{text}: canonical {canonical}, check_canonical {checked}, scanner {scanned}"
+                ));
             }
         }
         None
