@@ -485,7 +485,10 @@ impl Assembler {
         }
         match b.data {
             Chunk::Whole(d) => cur.whole = Some(d),
-            Chunk::Piece(bytes) => cur.hasher.update(&bytes),
+            Chunk::Piece(bytes) => {
+                cur.hasher.update(&bytes);
+                self.plan.pieces.give(bytes);
+            }
             Chunk::Invalid => cur.tainted = true,
         }
         cur.next_offset = cur.next_offset.saturating_add(b.len);

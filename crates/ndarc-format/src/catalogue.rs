@@ -374,26 +374,10 @@ pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
 pub fn decode_base64_into(s: &str, out: &mut Vec<u8>) -> bool {
     // base64-simd decodes several times faster than the base64 crate, and
     // its STANDARD engine is as strict (padding required, no whitespace,
-    // unused bits zero: the tests below hold it to that).
-    let start = out.len();
-    let Some(n) = base64_simd::STANDARD.decoded_length(s.as_bytes()).ok() else {
-        return false;
-    };
-    out.resize(start + n, 0);
-    match base64_simd::STANDARD.decode(
-        s.as_bytes(),
-        base64_simd::Out::from_slice(&mut out[start..]),
-    ) {
-        Ok(d) => {
-            let len = d.len();
-            out.truncate(start + len);
-            true
-        }
-        Err(_) => {
-            out.truncate(start);
-            false
-        }
-    }
+    // unused bits zero: the tests below hold it to that). `decode_append`
+    // decodes into the spare capacity without zeroing it first (a chunk
+    // decodes to megabytes), and leaves `out` as it was on an error.
+    base64_simd::STANDARD.decode_append(s, out).is_ok()
 }
 
 /// Decodes canonical base64 `s` a piece at a time, as

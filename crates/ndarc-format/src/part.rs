@@ -745,7 +745,7 @@ fn check_binary(
             }
         }
         Some(b64) => {
-            let mut bytes = Vec::with_capacity(catalogue::decoded_len(b64));
+            let mut bytes = plan.pieces.take(catalogue::decoded_len(b64));
             if !catalogue::decode_base64_into(b64, &mut bytes) {
                 r.add(Code::InvalidBase64, &join(p, "data"), INVALID_CHUNK_BASE64);
                 Chunk::Invalid
