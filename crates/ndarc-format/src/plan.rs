@@ -91,7 +91,9 @@ impl PieceBuffers {
         let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
         match kept.iter().rposition(|b| b.capacity() >= len) {
             Some(i) => kept.swap_remove(i),
-            None => Vec::with_capacity(len),
+            // Rounded up to a sixteenth of the power of two above, so that
+            // the buffer fits the next pieces, a few bytes longer or shorter.
+            None => Vec::with_capacity(len.saturating_add(len.next_power_of_two() / 16)),
         }
     }
 
