@@ -315,7 +315,19 @@ pub fn run_child(
             return Err(e);
         }
     };
-    let (status, timed_out) = match child.wait_timeout(timeout)? {
+    let deadline = start.checked_add(timeout);
+    let waited = loop {
+        let left = deadline.map_or(Duration::MAX, |d| {
+            d.saturating_duration_since(Instant::now())
+        });
+        match child.wait_timeout(left)? {
+            // wait-timeout polls in whole milliseconds, the rest of the
+            // time dropped, so it can give up to 1 ms early: wait that out.
+            None if deadline.is_some_and(|d| Instant::now() < d) => continue,
+            w => break w,
+        }
+    };
+    let (status, timed_out) = match waited {
         Some(status) => {
             // Exited: what it left running in its group goes too.
             kill_all(&mut child);
