@@ -4,8 +4,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use sha2::{Digest, Sha256};
-
 use crate::code::{Code, Severity};
 use crate::finding::Finding;
 use crate::hash::{hex, ArchiveHasher, ContentHasher, Digest32};
@@ -119,7 +117,7 @@ enum Phase {
 /// An object or payload whose chunks are being read.
 struct InProgress {
     next_offset: u64,
-    hasher: Sha256,
+    hash: PieceHash,
     whole: Option<Digest32>,
     /// A chunk was unreadable: the digest cannot be judged.
     tainted: bool,
@@ -127,6 +125,56 @@ struct InProgress {
     /// to one size (`chunk_size`, reported once per binary).
     first_len: Option<u64>,
     size_reported: bool,
+}
+
+/// The SHA-256 of a binary's pieces, fed in order in any lengths: whole
+/// blocks go to the stream (which can start from a first piece's blocks,
+/// hashed where its line was checked), the bytes of a partial block wait.
+#[derive(Default)]
+struct PieceHash {
+    stream: ndarc_sha::Stream,
+    partial: Vec<u8>,
+}
+
+impl PieceHash {
+    /// Whether no byte was fed yet.
+    fn is_empty(&self) -> bool {
+        self.stream.is_empty() && self.partial.is_empty()
+    }
+
+    /// Feeds a piece's `bytes`, whose whole blocks `head` may have hashed
+    /// already (see [`Chunk::Piece`]): taken when nothing was fed before,
+    /// as it then is the state this would reach.
+    fn piece(&mut self, bytes: &[u8], head: Option<ndarc_sha::Stream>) {
+        match head {
+            Some(head) if self.is_empty() => {
+                let done = usize::try_from(head.len()).unwrap_or(usize::MAX);
+                self.stream = head;
+                self.update(bytes.get(done..).unwrap_or_default());
+            }
+            _ => self.update(bytes),
+        }
+    }
+
+    fn update(&mut self, mut bytes: &[u8]) {
+        if !self.partial.is_empty() {
+            let n = (64 - self.partial.len()).min(bytes.len());
+            self.partial.extend_from_slice(&bytes[..n]);
+            bytes = &bytes[n..];
+            if self.partial.len() < 64 {
+                return;
+            }
+            self.stream.update(&self.partial);
+            self.partial.clear();
+        }
+        let whole = bytes.len() / 64 * 64;
+        self.stream.update(&bytes[..whole]);
+        self.partial.extend_from_slice(&bytes[whole..]);
+    }
+
+    fn finish(self) -> Digest32 {
+        self.stream.finish(&self.partial)
+    }
 }
 
 /// What the closing and the recomputed hashes say, after [`Assembler::finish`].
@@ -456,7 +504,7 @@ impl Assembler {
         self.last_binary = Some(key);
         let cur = self.progress.entry(key).or_insert_with(|| InProgress {
             next_offset: 0,
-            hasher: Sha256::new(),
+            hash: PieceHash::default(),
             whole: None,
             tainted: false,
             first_len: None,
@@ -485,8 +533,8 @@ impl Assembler {
         }
         match b.data {
             Chunk::Whole(d) => cur.whole = Some(d),
-            Chunk::Piece(bytes) => {
-                cur.hasher.update(&bytes);
+            Chunk::Piece { bytes, head } => {
+                cur.hash.piece(&bytes, head);
                 self.plan.pieces.give(bytes);
             }
             Chunk::Invalid => cur.tainted = true,
@@ -503,7 +551,7 @@ impl Assembler {
                         format!("the chunks of {what} hold {end} bytes but its size is {size}"),
                     ));
                 } else if !c.tainted {
-                    let digest = c.whole.unwrap_or_else(|| c.hasher.finalize().into());
+                    let digest = c.whole.unwrap_or_else(|| c.hash.finish());
                     let got = hex(&digest);
                     if got != sha {
                         pending.push((Code::Sha256Mismatch, "/items/0/data", format!("SHA-256 of the bytes of {what} is {got}, but the manifest says {sha}")));
@@ -653,5 +701,38 @@ impl Assembler {
             rescan,
         };
         (outcome, self.findings)
+    }
+}
+
+#[cfg(test)]
+mod piece_hash_tests {
+    use super::PieceHash;
+    use sha2::{Digest, Sha256};
+
+    /// The head of a first piece: its whole blocks, hashed.
+    fn head(bytes: &[u8]) -> ndarc_sha::Stream {
+        let mut s = ndarc_sha::Stream::new();
+        s.update(&bytes[..bytes.len() / 64 * 64]);
+        s
+    }
+
+    proptest::proptest! {
+        /// Pieces of any lengths, the first with or without its head, and
+        /// later ones with a head that must be ignored (a second chunk at
+        /// offset 0), hash to the SHA-256 of all their bytes in order.
+        #[test]
+        fn pieces_hash_to_their_concatenation(
+            pieces in proptest::collection::vec(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300), 1..6),
+            heads in proptest::collection::vec(proptest::bool::ANY, 6),
+        ) {
+            let mut h = PieceHash::default();
+            let mut all = Vec::new();
+            for (p, with_head) in pieces.iter().zip(&heads) {
+                h.piece(p, with_head.then(|| head(p)));
+                all.extend_from_slice(p);
+            }
+            let want: [u8; 32] = Sha256::digest(&all).into();
+            proptest::prop_assert_eq!(h.finish(), want);
+        }
     }
 }

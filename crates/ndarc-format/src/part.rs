@@ -122,6 +122,23 @@ impl LineHash<'_> {
         Some(data.finish(&last))
     }
 
+    /// The SHA-256 computation over the whole 64-byte blocks of `bytes` (a
+    /// binary's first piece), with the line's own hash computed beside it
+    /// when it is still to be.
+    fn piece_head(&mut self, bytes: &[u8]) -> ndarc_sha::Stream {
+        let mut data = ndarc_sha::Stream::new();
+        let whole = &bytes[..bytes.len() / 64 * 64];
+        if self.digest.is_none() {
+            let mut line = ndarc_sha::Stream::new();
+            let blocks = self.line.len() / 64 * 64;
+            ndarc_sha::update_pair(&mut data, whole, &mut line, &self.line[..blocks]);
+            self.digest = Some(line.finish(&self.line[blocks..]));
+        } else {
+            data.update(whole);
+        }
+        data
+    }
+
     fn finish(self) -> Digest32 {
         self.digest.unwrap_or_else(|| sha256(self.line))
     }
@@ -757,13 +774,17 @@ fn check_binary(
                         format!("a chunk carries at least one byte; only an empty {} is one chunk with data \"\"", kind.as_str()),
                     );
                 }
-                // A whole binary was hashed above: this is a piece.
-                Chunk::Piece(bytes)
+                // A whole binary was hashed above: this is a piece. The
+                // first one's blocks are hashed here, beside the line, so
+                // that the in-order hashing left to the assembler (one
+                // thread) is the rest of the binary.
+                let head = (offset == Some(0)).then(|| hash.piece_head(&bytes));
+                Chunk::Piece { bytes, head }
             }
         }
     };
     let len = match &data {
-        Chunk::Piece(b) => b.len() as u64,
+        Chunk::Piece { bytes, .. } => bytes.len() as u64,
         Chunk::Whole(_) => size,
         // The bytes the text would decode to, so that the next chunk's
         // offset is judged against the right running total.

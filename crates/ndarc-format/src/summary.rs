@@ -36,7 +36,7 @@ impl LineSummary {
     pub fn held_bytes(&self) -> usize {
         match &self.body {
             Body::Binary(BinaryPart {
-                data: Chunk::Piece(bytes),
+                data: Chunk::Piece { bytes, .. },
                 ..
             }) => bytes.len(),
             _ => 0,
@@ -237,7 +237,16 @@ pub enum Chunk {
     Whole(Digest32),
     /// Part of a binary: the decoded bytes, hashed in order by the
     /// assembler.
-    Piece(Vec<u8>),
+    Piece {
+        /// The decoded bytes.
+        bytes: Vec<u8>,
+        /// For a chunk at offset 0: the SHA-256 computation over the whole
+        /// 64-byte blocks of `bytes`, done where the line is checked (in
+        /// parallel, beside the line's own hash). The assembler takes it
+        /// when the binary's hash has taken no bytes yet, and hashes only
+        /// the rest; otherwise it hashes `bytes` as for any piece.
+        head: Option<ndarc_sha::Stream>,
+    },
     /// The data was not valid base64 (reported).
     Invalid,
 }

@@ -84,7 +84,7 @@ pub fn digest_pair(
 /// A SHA-256 computation fed its message a piece at a time, in whole
 /// 64-byte blocks, so that a long message (a line, a decoded binary) can be
 /// hashed beside other work without being held whole or read twice.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stream {
     state: [u32; 8],
     /// Bytes compressed so far.
