@@ -69,45 +69,38 @@ pub struct Plan {
     pub(crate) pieces: PieceBuffers,
 }
 
-/// Buffers for the decoded bytes of chunk pieces (a binary in several
+/// A buffer for the decoded bytes of chunk pieces (a binary in several
 /// chunks), which the line check fills and the assembler gives back once
 /// it has hashed them in order. A piece is megabytes: allocated fresh for
 /// each, its pages were zeroed by the kernel every time (a fifth of a
 /// 2-job verification of 16 MB objects, and its wall time varied by a
-/// third). At most [`PieceBuffers::KEPT`] wait here, so memory stays what
-/// the pieces in flight need.
+/// third). One buffer is kept, so memory stays what the pieces in flight
+/// need: a piece is decoded on one thread while the one before it is
+/// hashed on another, and a second kept buffer saved little (16 MB
+/// objects, 2 jobs: 0.64 s with one, 0.62 s with two) for a piece's worth
+/// of memory more at the peak (12 MiB).
 #[derive(Debug, Default)]
-pub(crate) struct PieceBuffers(Mutex<Vec<Vec<u8>>>);
+pub(crate) struct PieceBuffers(Mutex<Option<Vec<u8>>>);
 
 impl PieceBuffers {
-    /// Idle buffers kept. One: a piece is decoded on one thread while the
-    /// one before it is hashed on another, so a second buffer would save
-    /// little (16 MB objects, 2 jobs: 0.64 s with one, 0.62 s with two)
-    /// for a piece's worth of memory more at the peak (12 MiB).
-    const KEPT: usize = 1;
-
-    /// An empty buffer, with room for `len` bytes if a kept one has it.
+    /// An empty buffer, with room for `len` bytes if the kept one has it.
     pub(crate) fn take(&self, len: usize) -> Vec<u8> {
         let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        match kept.iter().rposition(|b| b.capacity() >= len) {
-            Some(i) => kept.swap_remove(i),
+        match kept.take_if(|b| b.capacity() >= len) {
+            Some(b) => b,
             // Rounded up to a sixteenth of the power of two above, so that
             // the buffer fits the next pieces, a few bytes longer or shorter.
             None => Vec::with_capacity(len.saturating_add(len.next_power_of_two() / 16)),
         }
     }
 
-    /// Keeps `buf` for a later piece, unless enough are kept.
+    /// Keeps `buf` for a later piece if it is larger than the one kept
+    /// (it then fits more pieces).
     pub(crate) fn give(&self, mut buf: Vec<u8>) {
         buf.clear();
         let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if kept.len() < Self::KEPT {
-            kept.push(buf);
-        } else if let Some(small) = kept.iter_mut().min_by_key(|b| b.capacity()) {
-            // Keep the larger of the two, which fits more pieces.
-            if small.capacity() < buf.capacity() {
-                *small = buf;
-            }
+        if kept.as_ref().is_none_or(|k| k.capacity() < buf.capacity()) {
+            *kept = Some(buf);
         }
     }
 }
@@ -212,7 +205,6 @@ mod tests {
         pieces.give(c);
         // One is kept, the larger.
         let kept = pieces.0.lock().unwrap();
-        assert_eq!(kept.len(), 1);
-        assert!(kept[0].capacity() >= 4000);
+        assert!(kept.as_ref().is_some_and(|k| k.capacity() >= 4000));
     }
 }
