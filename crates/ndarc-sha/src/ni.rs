@@ -14,7 +14,7 @@ pub(crate) fn available() -> bool {
 }
 
 /// The round constants, four per 128-bit load.
-static K: [u32; 64] = [
+pub(crate) static K: [u32; 64] = [
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
     0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
     0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
@@ -91,7 +91,7 @@ macro_rules! load4 {
 /// The state in the registers' (ABEF, CDGH) layout.
 #[inline]
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-unsafe fn load(state: &[u32; 8]) -> (__m128i, __m128i) {
+pub(crate) unsafe fn load(state: &[u32; 8]) -> (__m128i, __m128i) {
     // SAFETY: 8 u32 are two 16-byte unaligned loads.
     let (dcba, efgh) = unsafe {
         let p = state.as_ptr().cast::<__m128i>();
@@ -146,7 +146,7 @@ unsafe fn block2(
 /// layout.
 #[inline]
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-unsafe fn store(abef: __m128i, cdgh: __m128i) -> [u32; 8] {
+pub(crate) unsafe fn store(abef: __m128i, cdgh: __m128i) -> [u32; 8] {
     let feba = _mm_shuffle_epi32(abef, 0x1B);
     let dchg = _mm_shuffle_epi32(cdgh, 0xB1);
     let dcba = _mm_blend_epi16(feba, dchg, 0xF0);
@@ -164,7 +164,7 @@ unsafe fn store(abef: __m128i, cdgh: __m128i) -> [u32; 8] {
 /// The byte order of the message words.
 #[inline]
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-unsafe fn mask() -> __m128i {
+pub(crate) unsafe fn mask() -> __m128i {
     _mm_set_epi64x(
         0x0C0D_0E0F_0809_0A0Bu64 as i64,
         0x0405_0607_0001_0203u64 as i64,
