@@ -24,7 +24,8 @@
 //!
 //! Messages start and end in lanes independently: a lane whose message
 //! ends takes the next one, so lanes stay full but at the very end, where
-//! the last few messages are finished two at a time on the SHA extensions.
+//! the last few messages are finished on the SHA extensions, each beside
+//! what is left of the line (or two at a time once the line is done).
 
 use std::arch::asm;
 use std::arch::x86_64::*;
@@ -56,8 +57,8 @@ pub(crate) fn available() -> bool {
 const LANES: usize = 16;
 
 /// Below this many messages in lanes, with none left to start, the rest
-/// are finished two at a time on the SHA extensions: a step costs the
-/// same for one lane as for sixteen.
+/// are finished on the SHA extensions, two streams at a time: a step
+/// costs the same for one lane as for sixteen.
 const FEW: usize = 8;
 
 /// The sixteen message words of sixteen blocks, one block per lane:
@@ -239,23 +240,23 @@ pub(crate) fn with_messages(
     crate::tests::MULTI.with(|n| n.set(n.get() + 1));
     // SAFETY: `available` found every feature the function enables, and
     // every block read is within `messages` (checked above).
-    let (rest, long) = unsafe { lanes(state, long, messages, blocks, total, out) };
-    // The last few messages two at a time, and what is left of the line.
+    let (rest, mut long) = unsafe { lanes(state, long, messages, blocks, total, out) };
+    // The last few messages on the SHA extensions: each beside as much of
+    // what is left of the line (a batch of a few long rows has most of
+    // its line left here), then two at a time; then the rest of the line.
     let mut rest = rest.iter().flatten();
     while let Some((a, mut sa)) = rest.next() {
-        let a_end = a.at + a.left as usize * 64;
-        match rest.next() {
-            Some((b, mut sb)) => {
-                let b_end = b.at + b.left as usize * 64;
-                crate::ni::pair(
-                    &mut sa,
-                    &messages[a.at..a_end],
-                    &mut sb,
-                    &messages[b.at..b_end],
-                )?;
-                out[b.message] = crate::to_bytes(&sb);
-            }
-            None => crate::ni::pair(&mut sa, &messages[a.at..a_end], &mut [0; 8], &[])?,
+        let a_bytes = &messages[a.at..a.at + a.left as usize * 64];
+        if !long.is_empty() {
+            let n = long.len().min(a_bytes.len());
+            crate::ni::pair(state, &long[..n], &mut sa, a_bytes)?;
+            long = &long[n..];
+        } else if let Some((b, mut sb)) = rest.next() {
+            let b_bytes = &messages[b.at..b.at + b.left as usize * 64];
+            crate::ni::pair(&mut sa, a_bytes, &mut sb, b_bytes)?;
+            out[b.message] = crate::to_bytes(&sb);
+        } else {
+            crate::ni::pair(&mut sa, a_bytes, &mut [0; 8], &[])?;
         }
         out[a.message] = crate::to_bytes(&sa);
     }
