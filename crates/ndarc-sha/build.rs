@@ -1,15 +1,16 @@
-//! Writes the sixteen-lane SHA-256 kernels (`mb_q0.s` .. `mb_q4.s` in
+//! Writes the eight-lane SHA-256 kernels (`mb_q0.s` .. `mb_q4.s` in
 //! OUT_DIR), included by `src/mb.rs` as `asm!` templates.
 //!
-//! Why generated, and why assembly: the kernel interleaves sixteen message
-//! lanes in AVX-512 with a line's SHA-256 on the SHA extensions, four of
-//! the line's rounds beside each lane round, so that the SHA extensions'
-//! latency hides in the lanes' work. The SHA instructions exist only in
-//! the legacy SSE encoding, which, on the Intel hosts measured, runs about
-//! fifty times slower while the upper halves of zmm0-zmm15 hold data; the
-//! lanes therefore use only zmm16-zmm31, which the compiler cannot be told
-//! to keep to. Sixty-four rounds with rotating register names and a
-//! schedule placed among them are written out here rather than by hand.
+//! Why generated, and why assembly: the kernel interleaves eight message
+//! lanes (AVX-512VL on 256-bit registers) with a line's SHA-256 on the SHA
+//! extensions, up to four of the line's rounds beside each lane round, so
+//! that the SHA extensions' latency hides in the lanes' work. The SHA
+//! instructions exist only in the legacy SSE encoding, which, on the Intel
+//! host measured, ran about forty times slower while the upper halves of
+//! ymm0-ymm15 held data; the lanes therefore use only ymm16-ymm31, which
+//! the compiler cannot be told to keep to. Sixty-four rounds with rotating
+//! register names and a schedule placed among them are written out here
+//! rather than by hand.
 
 use std::fmt::Write;
 
@@ -18,10 +19,10 @@ const STATE: [u32; 8] = [16, 17, 18, 19, 20, 21, 22, 23];
 
 fn kernel(q: usize) -> String {
     let mut s = String::new();
-    let z = |r: u32| format!("zmm{r}");
+    let z = |r: u32| format!("ymm{r}");
     // The lanes' state from memory.
     for (j, r) in STATE.iter().enumerate() {
-        writeln!(s, "vmovdqa32 {}, zmmword ptr [{{st}} + {}]", z(*r), 64 * j).unwrap();
+        writeln!(s, "vmovdqa32 {}, ymmword ptr [{{st}} + {}]", z(*r), 32 * j).unwrap();
     }
     let mut reg = STATE; // reg[0] holds a, reg[7] holds h
     for t in 0..64usize {
@@ -30,70 +31,70 @@ fn kernel(q: usize) -> String {
             let qi = t * q + j;
             line_quad(&mut s, qi / 16, qi % 16);
         }
-        // The schedule word for this round, into zmm28.
+        // The schedule word for this round, into ymm28.
         let wop = if t >= 16 {
-            let m = |i: usize| format!("zmmword ptr [{{w}} + {}]", 64 * i);
-            writeln!(s, "vmovdqa32 zmm28, {}", m(t - 15)).unwrap();
-            writeln!(s, "vprord zmm29, zmm28, 7").unwrap();
-            writeln!(s, "vprord zmm30, zmm28, 18").unwrap();
-            writeln!(s, "vpsrld zmm28, zmm28, 3").unwrap();
-            writeln!(s, "vpternlogd zmm28, zmm29, zmm30, 0x96").unwrap();
-            writeln!(s, "vmovdqa32 zmm31, {}", m(t - 2)).unwrap();
-            writeln!(s, "vprord zmm29, zmm31, 17").unwrap();
-            writeln!(s, "vprord zmm30, zmm31, 19").unwrap();
-            writeln!(s, "vpsrld zmm31, zmm31, 10").unwrap();
-            writeln!(s, "vpternlogd zmm31, zmm29, zmm30, 0x96").unwrap();
-            writeln!(s, "vpaddd zmm28, zmm28, zmm31").unwrap();
-            writeln!(s, "vpaddd zmm28, zmm28, {}", m(t - 16)).unwrap();
-            writeln!(s, "vpaddd zmm28, zmm28, {}", m(t - 7)).unwrap();
+            let m = |i: usize| format!("ymmword ptr [{{w}} + {}]", 32 * i);
+            writeln!(s, "vmovdqa32 ymm28, {}", m(t - 15)).unwrap();
+            writeln!(s, "vprord ymm29, ymm28, 7").unwrap();
+            writeln!(s, "vprord ymm30, ymm28, 18").unwrap();
+            writeln!(s, "vpsrld ymm28, ymm28, 3").unwrap();
+            writeln!(s, "vpternlogd ymm28, ymm29, ymm30, 0x96").unwrap();
+            writeln!(s, "vmovdqa32 ymm31, {}", m(t - 2)).unwrap();
+            writeln!(s, "vprord ymm29, ymm31, 17").unwrap();
+            writeln!(s, "vprord ymm30, ymm31, 19").unwrap();
+            writeln!(s, "vpsrld ymm31, ymm31, 10").unwrap();
+            writeln!(s, "vpternlogd ymm31, ymm29, ymm30, 0x96").unwrap();
+            writeln!(s, "vpaddd ymm28, ymm28, ymm31").unwrap();
+            writeln!(s, "vpaddd ymm28, ymm28, {}", m(t - 16)).unwrap();
+            writeln!(s, "vpaddd ymm28, ymm28, {}", m(t - 7)).unwrap();
             if t < 62 {
                 // Read again two rounds on (as w[t-2]) and later.
-                writeln!(s, "vmovdqa32 {}, zmm28", m(t)).unwrap();
+                writeln!(s, "vmovdqa32 {}, ymm28", m(t)).unwrap();
             }
-            "zmm28".to_string()
+            "ymm28".to_string()
         } else {
-            format!("zmmword ptr [{{w}} + {}]", 64 * t)
+            format!("ymmword ptr [{{w}} + {}]", 32 * t)
         };
         let [a, b, c, d, e, f, g, h] = reg.map(z);
-        // T1 = h + S1(e) + Ch(e, f, g) + K[t] + W[t], in zmm24.
-        writeln!(s, "vprord zmm24, {e}, 6").unwrap();
-        writeln!(s, "vprord zmm25, {e}, 11").unwrap();
-        writeln!(s, "vprord zmm26, {e}, 25").unwrap();
-        writeln!(s, "vpternlogd zmm24, zmm25, zmm26, 0x96").unwrap();
-        writeln!(s, "vmovdqa32 zmm25, {e}").unwrap();
-        writeln!(s, "vpternlogd zmm25, {f}, {g}, 0xCA").unwrap();
-        writeln!(s, "vpaddd zmm24, zmm24, zmm25").unwrap();
-        writeln!(s, "vpaddd zmm24, zmm24, {h}").unwrap();
-        writeln!(s, "vpaddd zmm24, zmm24, {wop}").unwrap();
+        // T1 = h + S1(e) + Ch(e, f, g) + K[t] + W[t], in ymm24.
+        writeln!(s, "vprord ymm24, {e}, 6").unwrap();
+        writeln!(s, "vprord ymm25, {e}, 11").unwrap();
+        writeln!(s, "vprord ymm26, {e}, 25").unwrap();
+        writeln!(s, "vpternlogd ymm24, ymm25, ymm26, 0x96").unwrap();
+        writeln!(s, "vmovdqa32 ymm25, {e}").unwrap();
+        writeln!(s, "vpternlogd ymm25, {f}, {g}, 0xCA").unwrap();
+        writeln!(s, "vpaddd ymm24, ymm24, ymm25").unwrap();
+        writeln!(s, "vpaddd ymm24, ymm24, {h}").unwrap();
+        writeln!(s, "vpaddd ymm24, ymm24, {wop}").unwrap();
         writeln!(
             s,
-            "vpaddd zmm24, zmm24, dword ptr [{{k}} + {}]{{{{1to16}}}}",
+            "vpaddd ymm24, ymm24, dword ptr [{{k}} + {}]{{{{1to8}}}}",
             4 * t
         )
         .unwrap();
         // d += T1.
-        writeln!(s, "vpaddd {d}, {d}, zmm24").unwrap();
+        writeln!(s, "vpaddd {d}, {d}, ymm24").unwrap();
         // h = T1 + S0(a) + Maj(a, b, c): the new a.
-        writeln!(s, "vprord zmm25, {a}, 2").unwrap();
-        writeln!(s, "vprord zmm26, {a}, 13").unwrap();
-        writeln!(s, "vprord zmm27, {a}, 22").unwrap();
-        writeln!(s, "vpternlogd zmm25, zmm26, zmm27, 0x96").unwrap();
-        writeln!(s, "vmovdqa32 zmm26, {a}").unwrap();
-        writeln!(s, "vpternlogd zmm26, {b}, {c}, 0xE8").unwrap();
-        writeln!(s, "vpaddd zmm25, zmm25, zmm26").unwrap();
-        writeln!(s, "vpaddd {h}, zmm24, zmm25").unwrap();
+        writeln!(s, "vprord ymm25, {a}, 2").unwrap();
+        writeln!(s, "vprord ymm26, {a}, 13").unwrap();
+        writeln!(s, "vprord ymm27, {a}, 22").unwrap();
+        writeln!(s, "vpternlogd ymm25, ymm26, ymm27, 0x96").unwrap();
+        writeln!(s, "vmovdqa32 ymm26, {a}").unwrap();
+        writeln!(s, "vpternlogd ymm26, {b}, {c}, 0xE8").unwrap();
+        writeln!(s, "vpaddd ymm25, ymm25, ymm26").unwrap();
+        writeln!(s, "vpaddd {h}, ymm24, ymm25").unwrap();
         reg.rotate_right(1);
     }
     // After 64 rounds the names are back where they started.
     for (j, r) in STATE.iter().enumerate() {
         writeln!(
             s,
-            "vpaddd {0}, {0}, zmmword ptr [{{st}} + {1}]",
+            "vpaddd {0}, {0}, ymmword ptr [{{st}} + {1}]",
             z(*r),
-            64 * j
+            32 * j
         )
         .unwrap();
-        writeln!(s, "vmovdqa32 zmmword ptr [{{st}} + {}], {}", 64 * j, z(*r)).unwrap();
+        writeln!(s, "vmovdqa32 ymmword ptr [{{st}} + {}], {}", 32 * j, z(*r)).unwrap();
     }
     s
 }

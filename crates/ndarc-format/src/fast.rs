@@ -178,7 +178,7 @@ pub(crate) fn keys(plan: &Plan, table: usize, bytes: &[u8], out: &mut PartKeys) 
 /// L2 cache when it is hashed, and a long line's messages are never held
 /// whole (a 16 MiB part's took a fresh 16 MiB buffer per line and job).
 /// Each batch ends with its last few messages and the rest of its line
-/// hashed outside the sixteen lanes (`ndarc_sha`), so batches are not
+/// hashed outside the vector lanes (`ndarc_sha`), so batches are not
 /// smaller: with 64 KiB, verifying narrow and row-heavy rows took 2-6 %
 /// longer.
 const HASH_BATCH: usize = 256 << 10;

@@ -42,11 +42,11 @@ fn main() {
     }
     let el = t.elapsed().as_secs_f64();
     println!(
-        "{} messages, {} message blocks beside {} line blocks; sixteen lanes: {}; {:.0} MB/s",
+        "{} messages, {} message blocks beside {} line blocks; vector lanes: {}; {:.0} MB/s",
         blocks.len(),
         buf.len() / 64,
         line.len() / 64,
-        ndarc_sha::sixteen_lanes(),
+        ndarc_sha::vector_lanes(),
         mb / el,
     );
 }
