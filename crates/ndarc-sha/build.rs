@@ -3,8 +3,8 @@
 //!
 //! Why generated, and why assembly: the kernel interleaves eight message
 //! lanes (AVX-512VL on 256-bit registers) with a line's SHA-256 on the SHA
-//! extensions, up to four of the line's rounds beside each lane round, so
-//! that the SHA extensions' latency hides in the lanes' work. The SHA
+//! extensions, up to four of the line's four-round steps beside each lane
+//! round, so that the SHA extensions' latency hides in the lanes' work. The SHA
 //! instructions exist only in the legacy SSE encoding, which, on the Intel
 //! host measured, ran about forty times slower while the upper halves of
 //! ymm0-ymm15 held data; the lanes therefore use only ymm16-ymm31, which
@@ -17,6 +17,9 @@ use std::fmt::Write;
 /// The lanes' working variables a..h start in these registers.
 const STATE: [u32; 8] = [16, 17, 18, 19, 20, 21, 22, 23];
 
+/// One step of the lanes (64 rounds from the schedule at `{w}`, added into
+/// the state at `{st}`) with `q` of the line's four-round steps (`4 * q`
+/// line blocks from `{lp}`) beside each lane round.
 fn kernel(q: usize) -> String {
     let mut s = String::new();
     let z = |r: u32| format!("ymm{r}");
