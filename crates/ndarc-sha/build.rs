@@ -14,8 +14,34 @@
 
 use std::fmt::Write;
 
+/// Appends one line of assembly to `$s` (a `String`, which cannot fail).
+macro_rules! emit {
+    ($s:expr, $($arg:tt)*) => {
+        writeln!($s, $($arg)*).expect("writing to a String")
+    };
+}
+
 /// The lanes' working variables a..h start in these registers.
 const STATE: [u32; 8] = [16, 17, 18, 19, 20, 21, 22, 23];
+
+/// `dst = rotr(x, r0) ^ rotr(x, r1) ^ op(x, r2)`, where `op` is a rotate
+/// (`vprord`: the rounds' S0 and S1) or a shift (`vpsrld`: the schedule's
+/// s0 and s1), through the scratch registers `t1` and `t2`. `dst` may be
+/// `x` itself.
+fn three_way(
+    s: &mut String,
+    dst: &str,
+    x: &str,
+    [r0, r1, r2]: [u32; 3],
+    op: &str,
+    t1: &str,
+    t2: &str,
+) {
+    emit!(s, "vprord {t1}, {x}, {r0}");
+    emit!(s, "vprord {t2}, {x}, {r1}");
+    emit!(s, "{op} {dst}, {x}, {r2}");
+    emit!(s, "vpternlogd {dst}, {t1}, {t2}, 0x96");
+}
 
 /// One step of the lanes (64 rounds from the schedule at `{w}`, added into
 /// the state at `{st}`) with `q` of the line's four-round steps (`4 * q`
@@ -25,7 +51,7 @@ fn kernel(q: usize) -> String {
     let z = |r: u32| format!("ymm{r}");
     // The lanes' state from memory.
     for (j, r) in STATE.iter().enumerate() {
-        writeln!(s, "vmovdqa32 {}, ymmword ptr [{{st}} + {}]", z(*r), 32 * j).unwrap();
+        emit!(s, "vmovdqa32 {}, ymmword ptr [{{st}} + {}]", z(*r), 32 * j);
     }
     let mut reg = STATE; // reg[0] holds a, reg[7] holds h
     for t in 0..64usize {
@@ -34,25 +60,36 @@ fn kernel(q: usize) -> String {
             let qi = t * q + j;
             line_quad(&mut s, qi / 16, qi % 16);
         }
-        // The schedule word for this round, into ymm28.
+        // The schedule word for this round, into ymm28:
+        // w[t-16] + s0(w[t-15]) + w[t-7] + s1(w[t-2]).
         let wop = if t >= 16 {
             let m = |i: usize| format!("ymmword ptr [{{w}} + {}]", 32 * i);
-            writeln!(s, "vmovdqa32 ymm28, {}", m(t - 15)).unwrap();
-            writeln!(s, "vprord ymm29, ymm28, 7").unwrap();
-            writeln!(s, "vprord ymm30, ymm28, 18").unwrap();
-            writeln!(s, "vpsrld ymm28, ymm28, 3").unwrap();
-            writeln!(s, "vpternlogd ymm28, ymm29, ymm30, 0x96").unwrap();
-            writeln!(s, "vmovdqa32 ymm31, {}", m(t - 2)).unwrap();
-            writeln!(s, "vprord ymm29, ymm31, 17").unwrap();
-            writeln!(s, "vprord ymm30, ymm31, 19").unwrap();
-            writeln!(s, "vpsrld ymm31, ymm31, 10").unwrap();
-            writeln!(s, "vpternlogd ymm31, ymm29, ymm30, 0x96").unwrap();
-            writeln!(s, "vpaddd ymm28, ymm28, ymm31").unwrap();
-            writeln!(s, "vpaddd ymm28, ymm28, {}", m(t - 16)).unwrap();
-            writeln!(s, "vpaddd ymm28, ymm28, {}", m(t - 7)).unwrap();
+            emit!(s, "vmovdqa32 ymm28, {}", m(t - 15));
+            three_way(
+                &mut s,
+                "ymm28",
+                "ymm28",
+                [7, 18, 3],
+                "vpsrld",
+                "ymm29",
+                "ymm30",
+            );
+            emit!(s, "vmovdqa32 ymm31, {}", m(t - 2));
+            three_way(
+                &mut s,
+                "ymm31",
+                "ymm31",
+                [17, 19, 10],
+                "vpsrld",
+                "ymm29",
+                "ymm30",
+            );
+            emit!(s, "vpaddd ymm28, ymm28, ymm31");
+            emit!(s, "vpaddd ymm28, ymm28, {}", m(t - 16));
+            emit!(s, "vpaddd ymm28, ymm28, {}", m(t - 7));
             if t < 62 {
                 // Read again two rounds on (as w[t-2]) and later.
-                writeln!(s, "vmovdqa32 {}, ymm28", m(t)).unwrap();
+                emit!(s, "vmovdqa32 {}, ymm28", m(t));
             }
             "ymm28".to_string()
         } else {
@@ -60,44 +97,36 @@ fn kernel(q: usize) -> String {
         };
         let [a, b, c, d, e, f, g, h] = reg.map(z);
         // T1 = h + S1(e) + Ch(e, f, g) + K[t] + W[t], in ymm24.
-        writeln!(s, "vprord ymm24, {e}, 6").unwrap();
-        writeln!(s, "vprord ymm25, {e}, 11").unwrap();
-        writeln!(s, "vprord ymm26, {e}, 25").unwrap();
-        writeln!(s, "vpternlogd ymm24, ymm25, ymm26, 0x96").unwrap();
-        writeln!(s, "vmovdqa32 ymm25, {e}").unwrap();
-        writeln!(s, "vpternlogd ymm25, {f}, {g}, 0xCA").unwrap();
-        writeln!(s, "vpaddd ymm24, ymm24, ymm25").unwrap();
-        writeln!(s, "vpaddd ymm24, ymm24, {h}").unwrap();
-        writeln!(s, "vpaddd ymm24, ymm24, {wop}").unwrap();
-        writeln!(
+        three_way(&mut s, "ymm24", &e, [6, 11, 25], "vprord", "ymm25", "ymm26");
+        emit!(s, "vmovdqa32 ymm25, {e}");
+        emit!(s, "vpternlogd ymm25, {f}, {g}, 0xCA");
+        emit!(s, "vpaddd ymm24, ymm24, ymm25");
+        emit!(s, "vpaddd ymm24, ymm24, {h}");
+        emit!(s, "vpaddd ymm24, ymm24, {wop}");
+        emit!(
             s,
             "vpaddd ymm24, ymm24, dword ptr [{{k}} + {}]{{{{1to8}}}}",
             4 * t
-        )
-        .unwrap();
+        );
         // d += T1.
-        writeln!(s, "vpaddd {d}, {d}, ymm24").unwrap();
+        emit!(s, "vpaddd {d}, {d}, ymm24");
         // h = T1 + S0(a) + Maj(a, b, c): the new a.
-        writeln!(s, "vprord ymm25, {a}, 2").unwrap();
-        writeln!(s, "vprord ymm26, {a}, 13").unwrap();
-        writeln!(s, "vprord ymm27, {a}, 22").unwrap();
-        writeln!(s, "vpternlogd ymm25, ymm26, ymm27, 0x96").unwrap();
-        writeln!(s, "vmovdqa32 ymm26, {a}").unwrap();
-        writeln!(s, "vpternlogd ymm26, {b}, {c}, 0xE8").unwrap();
-        writeln!(s, "vpaddd ymm25, ymm25, ymm26").unwrap();
-        writeln!(s, "vpaddd {h}, ymm24, ymm25").unwrap();
+        three_way(&mut s, "ymm25", &a, [2, 13, 22], "vprord", "ymm26", "ymm27");
+        emit!(s, "vmovdqa32 ymm26, {a}");
+        emit!(s, "vpternlogd ymm26, {b}, {c}, 0xE8");
+        emit!(s, "vpaddd ymm25, ymm25, ymm26");
+        emit!(s, "vpaddd {h}, ymm24, ymm25");
         reg.rotate_right(1);
     }
     // After 64 rounds the names are back where they started.
     for (j, r) in STATE.iter().enumerate() {
-        writeln!(
+        emit!(
             s,
             "vpaddd {0}, {0}, ymmword ptr [{{st}} + {1}]",
             z(*r),
             32 * j
-        )
-        .unwrap();
-        writeln!(s, "vmovdqa32 ymmword ptr [{{st}} + {}], {}", 32 * j, z(*r)).unwrap();
+        );
+        emit!(s, "vmovdqa32 ymmword ptr [{{st}} + {}], {}", 32 * j, z(*r));
     }
     s
 }
@@ -109,42 +138,40 @@ fn kernel(q: usize) -> String {
 fn line_quad(s: &mut String, block: usize, quad: usize) {
     let w = |i: usize| format!("{{l{}}}", i % 5);
     if quad == 0 {
-        writeln!(s, "vmovdqa {{sa}}, {{la}}").unwrap();
-        writeln!(s, "vmovdqa {{sc}}, {{lc}}").unwrap();
+        emit!(s, "vmovdqa {{sa}}, {{la}}");
+        emit!(s, "vmovdqa {{sc}}, {{lc}}");
         for i in 0..4 {
-            writeln!(
+            emit!(
                 s,
                 "vmovdqu {}, xmmword ptr [{{lp}} + {}]",
                 w(i),
                 64 * block + 16 * i
-            )
-            .unwrap();
-            writeln!(s, "vpshufb {0}, {0}, {{mask}}", w(i)).unwrap();
+            );
+            emit!(s, "vpshufb {0}, {0}, {{mask}}", w(i));
         }
     }
     if quad >= 4 {
         // w[q] = msg2(msg1(w[q-4], w[q-3]) + alignr(w[q-1], w[q-2], 4), w[q-1]),
         // into the register of w[q-5].
         let (dst, v0, v1, v2, v3) = (w(quad), w(quad + 1), w(quad + 2), w(quad + 3), w(quad + 4));
-        writeln!(s, "vmovdqa {dst}, {v0}").unwrap();
-        writeln!(s, "sha256msg1 {dst}, {v1}").unwrap();
-        writeln!(s, "vpalignr {{lt}}, {v3}, {v2}, 4").unwrap();
-        writeln!(s, "vpaddd {dst}, {dst}, {{lt}}").unwrap();
-        writeln!(s, "sha256msg2 {dst}, {v3}").unwrap();
+        emit!(s, "vmovdqa {dst}, {v0}");
+        emit!(s, "sha256msg1 {dst}, {v1}");
+        emit!(s, "vpalignr {{lt}}, {v3}, {v2}, 4");
+        emit!(s, "vpaddd {dst}, {dst}, {{lt}}");
+        emit!(s, "sha256msg2 {dst}, {v3}");
     }
-    writeln!(
+    emit!(
         s,
         "vpaddd xmm0, {}, xmmword ptr [{{k}} + {}]",
         w(quad),
         16 * quad
-    )
-    .unwrap();
-    writeln!(s, "sha256rnds2 {{lc}}, {{la}}").unwrap();
-    writeln!(s, "vpshufd xmm0, xmm0, 0x0E").unwrap();
-    writeln!(s, "sha256rnds2 {{la}}, {{lc}}").unwrap();
+    );
+    emit!(s, "sha256rnds2 {{lc}}, {{la}}");
+    emit!(s, "vpshufd xmm0, xmm0, 0x0E");
+    emit!(s, "sha256rnds2 {{la}}, {{lc}}");
     if quad == 15 {
-        writeln!(s, "vpaddd {{la}}, {{la}}, {{sa}}").unwrap();
-        writeln!(s, "vpaddd {{lc}}, {{lc}}, {{sc}}").unwrap();
+        emit!(s, "vpaddd {{la}}, {{la}}, {{sa}}");
+        emit!(s, "vpaddd {{lc}}, {{lc}}, {{sc}}");
     }
 }
 
