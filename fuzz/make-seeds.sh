@@ -78,7 +78,12 @@ for b in 00 01 02 03 80 81 82 83; do
     printf "\\x$b" | put verify_mutated
     printf "\\x$b\\x00" | put push_parts
     printf "\\x$b" | put diff
+    printf "\\x$b" | put restore
 done
+# restore: the recipes of verify_mutated without its options byte, each
+# re-sealed (the byte after the edits).
+printf '\x00\x00\x10\x00\x00\x00\x03\x01' | put restore
+printf '\x80\x09\x00\x01\x00\x00\x00\x08\x00\x00\x01' | put restore
 # verify_mutated: a bit flip, a dropped line, a swapped pair, a truncation.
 printf '\x00\x00\x00\x10\x00\x00\x00\x03' | put verify_mutated
 printf '\x00\x00\x07\x00\x02\x00\x00' | put verify_mutated

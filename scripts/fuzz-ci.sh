@@ -25,7 +25,7 @@ seconds="${FUZZ_SECONDS:-20}"
 sanitizer="${FUZZ_SANITIZER:-address}"
 targets=("$@")
 if [ "${#targets[@]}" -eq 0 ]; then
-    targets=(json_parse verify_archive canon_roundtrip verify_mutated push_parts diff fast_path)
+    targets=(json_parse verify_archive canon_roundtrip verify_mutated push_parts diff fast_path restore)
 fi
 
 if ! cargo fuzz --version 2>/dev/null | grep -qx "cargo-fuzz $CARGO_FUZZ_VERSION"; then
