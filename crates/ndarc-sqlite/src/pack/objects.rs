@@ -277,6 +277,35 @@ mod tests {
         }
     }
 
+    /// `skip_files` leaves out a file by identity (the archive being
+    /// written into the objects directory), whatever its name.
+    #[cfg(unix)]
+    #[test]
+    fn skipped_files_are_not_objects() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("a.txt"), b"a").unwrap();
+        let out = dir.path().join("sub/out.ndjson");
+        std::fs::write(&out, b"growing").unwrap();
+        let mut opts = PackOptions {
+            objects_dir: Some(dir.path().to_path_buf()),
+            bucket: Some("FILES".to_string()),
+            ..PackOptions::default()
+        };
+        let keys = |opts: &PackOptions| -> Vec<String> {
+            let (objects, _) = binaries(opts).unwrap();
+            objects
+                .into_iter()
+                .filter_map(|b| b.object.map(|(_, key)| key))
+                .collect()
+        };
+        assert_eq!(keys(&opts), ["a.txt", "sub/out.ndjson"]);
+        let meta = std::fs::metadata(&out).unwrap();
+        opts.skip_files = vec![(meta.dev(), meta.ino())];
+        assert_eq!(keys(&opts), ["a.txt"]);
+    }
+
     #[test]
     fn a_payload_that_is_not_a_regular_file_is_unreadable() {
         for p in ["/dev/null", "/"] {
