@@ -36,7 +36,7 @@ pub mod patch;
 pub mod unpack;
 
 pub use pack::{pack, PackError, PackOptions, PackSummary, Refusal};
-pub use unpack::{unpack, UnpackError, UnpackOptions, UnpackSummary};
+pub use unpack::{unpack, unpack_reader, UnpackError, UnpackOptions, UnpackSummary};
 
 /// The 16 bytes every SQLite 3 database file starts with.
 pub(crate) const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";

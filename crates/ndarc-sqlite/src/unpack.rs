@@ -1,23 +1,32 @@
 //! `unpack`: an archive to a SQLite database (and its objects and payloads
 //! to files), as the producer's import restores it.
 //!
-//! The archive is verified first (ndarc-verify); then every table is created
-//! from its `sql` in dependency order and its rows are inserted with their
-//! rowids, all in one transaction, into a temporary file beside the output
-//! that is renamed into place at the end. Objects go to
-//! `DIR/objects/BUCKET/KEY` and payloads to `DIR/payloads/NAME`; no key
-//! can leave `DIR`.
+//! The archive is read once, through ndarc-verify's one door
+//! ([`ndarc_verify::read_path`]): the restore acts only on the lines the
+//! verification session accepted, and keeps everything provisional until
+//! the session's report is valid. Every table is created from its `sql`
+//! (one prepared statement, never a batch) in dependency order, and its
+//! rows are inserted with their rowids, all in one transaction, into a
+//! temporary file beside the output, on a defensive connection (see
+//! [`defensive`]). Objects go to temporary files beside
+//! `DIR/objects/BUCKET/KEY` and payloads beside `DIR/payloads/NAME`. Only
+//! when the report is valid is the transaction committed and every file
+//! renamed into place; otherwise nothing is left. No key can leave `DIR`.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use ndarc_format::catalogue::decode_base64_into;
 use ndarc_format::manifest::{Generated, Manifest, Table};
-use ndarc_format::Affinity;
+use ndarc_format::part::BinaryKind;
+use ndarc_format::{Affinity, Plan, Severity};
 use ndarc_json::Value;
+use ndarc_verify::{Accepted, ReadError, Reader, Report};
+use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::Connection;
 
@@ -51,6 +60,20 @@ pub struct UnpackOptions {
     /// [`dir_mode`] of it. A file replaced with `force` keeps its own mode.
     /// Default [`PRIVATE_MODE`].
     pub mode: u32,
+    /// Told of each temporary file as it is created and once it is
+    /// renamed into place: for a caller that removes temporary files when
+    /// the process is stopped by a signal.
+    pub temp_files: Option<TempFiles>,
+}
+
+/// Callbacks for the temporary files [`unpack`] creates (see
+/// [`UnpackOptions::temp_files`]).
+#[derive(Debug, Clone, Copy)]
+pub struct TempFiles {
+    /// A temporary file was created at this path.
+    pub created: fn(&Path),
+    /// The temporary file at this path was renamed into place or removed.
+    pub done: fn(&Path),
 }
 
 impl Default for UnpackOptions {
@@ -60,6 +83,7 @@ impl Default for UnpackOptions {
             force: false,
             jobs: 0,
             mode: PRIVATE_MODE,
+            temp_files: None,
         }
     }
 }
@@ -229,6 +253,9 @@ impl Drop for Written {
     fn drop(&mut self) {
         for t in &self.temps {
             let _ = fs::remove_file(t);
+            for side in sqlite_side_files(t) {
+                let _ = fs::remove_file(side);
+            }
         }
         if !self.done {
             for f in &self.files {
@@ -357,95 +384,6 @@ fn create_file(path: &Path, mode: u32, keep: Option<&Path>) -> io::Result<File> 
     #[cfg(not(unix))]
     let _ = (mode, keep);
     Ok(file)
-}
-
-/// An object or payload being written.
-struct Sink {
-    dest: PathBuf,
-    tmp: PathBuf,
-    file: io::BufWriter<File>,
-    left: u64,
-}
-
-struct Binaries {
-    base: PathBuf,
-    force: bool,
-    mode: u32,
-    /// `(bucket, key)` or `(None, name)` → size.
-    sizes: HashMap<(Option<String>, String), u64>,
-    open: Option<Sink>,
-    objects: usize,
-    payloads: usize,
-}
-
-impl Binaries {
-    fn start(
-        &mut self,
-        bucket: Option<&str>,
-        key: &str,
-        written: &mut Written,
-    ) -> Result<(), UnpackError> {
-        let size = self
-            .sizes
-            .get(&(bucket.map(str::to_string), key.to_string()))
-            .copied()
-            .unwrap_or(0);
-        let mut segments = vec![if bucket.is_some() {
-            "objects"
-        } else {
-            "payloads"
-        }];
-        if let Some(b) = bucket {
-            segments.push(b);
-        }
-        segments.extend(safe_segments(key).map_err(|m| unholdable("unsafe_path", m))?);
-        let dest = place(&self.base, &segments, self.mode, written)?;
-        let exists = fs::symlink_metadata(&dest).is_ok();
-        if exists && !self.force {
-            return Err(UnpackError::Exists(dest));
-        }
-        let tmp = temp_sibling(&dest);
-        let file = create_file(&tmp, self.mode, exists.then_some(dest.as_path()))
-            .map_err(|e| write_err(&tmp, e))?;
-        written.temps.push(tmp.clone());
-        self.open = Some(Sink {
-            dest,
-            tmp,
-            file: io::BufWriter::with_capacity(1 << 20, file),
-            left: size,
-        });
-        if bucket.is_some() {
-            self.objects += 1;
-        } else {
-            self.payloads += 1;
-        }
-        Ok(())
-    }
-
-    fn write(&mut self, data: &[u8], written: &mut Written) -> Result<(), UnpackError> {
-        let Some(sink) = self.open.as_mut() else {
-            return Ok(());
-        };
-        sink.file
-            .write_all(data)
-            .map_err(|e| write_err(&sink.dest, e))?;
-        sink.left = sink.left.saturating_sub(data.len() as u64);
-        if sink.left == 0 {
-            let Some(sink) = self.open.take() else {
-                return Ok(());
-            };
-            let file = sink
-                .file
-                .into_inner()
-                .map_err(|e| write_err(&sink.dest, e.error()))?;
-            file.sync_all().map_err(|e| write_err(&sink.dest, e))?;
-            drop(file);
-            commit(&sink.tmp, &sink.dest, self.force)?;
-            written.temps.retain(|t| *t != sink.tmp);
-            written.files.push(sink.dest);
-        }
-        Ok(())
-    }
 }
 
 /// Moves `tmp` to `dest`: replacing only with `force`, otherwise failing
@@ -593,95 +531,525 @@ fn cell(v: &Value<'_>, affinity: Affinity, buf: &mut Vec<u8>) -> SqlValue {
     }
 }
 
+/// Opens the database being restored, defensively: an archive's `sql` runs
+/// on this connection, so it can attach no database
+/// (`SQLITE_LIMIT_ATTACHED` 0), load no extension, fire no trigger and
+/// create no view, trusts nothing in the schema (`trusted_schema` off),
+/// cannot corrupt the file through `writable_schema` (defensive mode), and
+/// and [`restore_authorizer`] allows only what a restore does (installed
+/// by the caller once its own pragmas have run).
+pub fn defensive(path: &Path) -> rusqlite::Result<Connection> {
+    use rusqlite::config::DbConfig as C;
+    use rusqlite::limits::Limit;
+    let conn = Connection::open(path)?;
+    conn.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0)?;
+    for (flag, on) in [
+        (C::SQLITE_DBCONFIG_DEFENSIVE, true),
+        (C::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false),
+        (C::SQLITE_DBCONFIG_ENABLE_TRIGGER, false),
+        (C::SQLITE_DBCONFIG_ENABLE_VIEW, false),
+        (C::SQLITE_DBCONFIG_ENABLE_FKEY, false),
+    ] {
+        conn.set_db_config(flag, on)?;
+    }
+    Ok(conn)
+}
+
+/// What a restore may do, and nothing else: create tables in `main`, write
+/// their rows and the schema table, read (CHECK constraints and defaults),
+/// call SQLite's built-in functions, and run its own transaction. Refused:
+/// ATTACH and DETACH, temporary objects, triggers, views, indexes other
+/// than those of a table's UNIQUE and PRIMARY KEY constraints, virtual
+/// tables, every DROP and ALTER, pragmas, `load_extension`.
+pub fn restore_authorizer(ctx: AuthContext<'_>) -> Authorization {
+    let main = |db: Option<&str>| db.is_none_or(|d| d == "main");
+    let allowed = match ctx.action {
+        AuthAction::CreateTable { .. } => main(ctx.database_name),
+        // The indexes of UNIQUE and PRIMARY KEY constraints, which SQLite
+        // creates with the table; no other.
+        AuthAction::CreateIndex { index_name, .. } => {
+            main(ctx.database_name) && index_name.starts_with("sqlite_autoindex_")
+        }
+        AuthAction::Insert { .. } | AuthAction::Update { .. } | AuthAction::Read { .. } => {
+            main(ctx.database_name)
+        }
+        AuthAction::Select | AuthAction::Transaction { .. } | AuthAction::Savepoint { .. } => true,
+        // Read-only: the restore compares the created table with the
+        // manifest's columns.
+        AuthAction::Pragma { pragma_name, .. } => pragma_name.eq_ignore_ascii_case("table_xinfo"),
+        AuthAction::Function { function_name } => {
+            !function_name.eq_ignore_ascii_case("load_extension")
+        }
+        _ => false,
+    };
+    if allowed {
+        Authorization::Allow
+    } else {
+        Authorization::Deny
+    }
+}
+
+/// An insert statement of one table: cells are bound in the plan's column
+/// order, the rowid last.
 struct Insert {
-    table: usize,
-    /// Column names bound, in order (the rowid alias last).
-    columns: Vec<(String, Affinity)>,
-    rowid: bool,
     sql: String,
+    affinities: Vec<Affinity>,
+    /// Column names in the plan's order (for rows read without spans).
+    names: Vec<String>,
+    rowid: bool,
+}
+
+fn insert_of(plan: &Plan, t: usize) -> Insert {
+    let tp = &plan.tables[t];
+    let table = &plan.manifest.tables[t];
+    let mut names: Vec<String> = tp.columns.iter().map(|c| quote(&c.name)).collect();
+    if let Some(a) = &table.rowid_alias {
+        names.push(quote(a));
+    }
+    let sql = if names.is_empty() {
+        format!("INSERT INTO main.{} DEFAULT VALUES", quote(&table.name))
+    } else {
+        let marks: Vec<String> = (1..=names.len()).map(|n| format!("?{n}")).collect();
+        format!(
+            "INSERT INTO main.{}({}) VALUES({})",
+            quote(&table.name),
+            names.join(","),
+            marks.join(",")
+        )
+    };
+    Insert {
+        sql,
+        affinities: tp.columns.iter().map(|c| c.affinity).collect(),
+        names: tp.columns.iter().map(|c| c.name.clone()).collect(),
+        rowid: table.rowid_alias.is_some(),
+    }
+}
+
+/// An object or payload being written to its temporary sibling.
+struct Sink {
+    file: io::BufWriter<File>,
+    tmp: PathBuf,
+    dest: PathBuf,
+}
+
+/// The restore, fed by the verification session (see
+/// [`ndarc_verify::read`]): everything it writes is provisional (an open
+/// transaction, temporary files) until [`Restore::commit`].
+struct Restore<'c> {
+    conn: &'c Connection,
+    db: &'c Path,
+    opts: &'c UnpackOptions,
+    plan: Option<Arc<Plan>>,
+    inserts: Vec<Insert>,
+    current: Option<(usize, rusqlite::Statement<'c>)>,
+    counts: Vec<u64>,
+    /// Destination of each object, then of each payload (manifest order).
+    dests: Vec<PathBuf>,
+    open: Option<Sink>,
+    /// Temporary files complete, with their destinations.
+    done: Vec<(PathBuf, PathBuf)>,
+    written: Written,
+    params: Vec<SqlValue>,
+    blob: Vec<u8>,
+    chunk: Vec<u8>,
+    objects: usize,
+    payloads: usize,
+}
+
+impl<'c> Restore<'c> {
+    fn plan(&self) -> Result<&Arc<Plan>, UnpackError> {
+        self.plan
+            .as_ref()
+            .ok_or_else(|| UnpackError::Invalid("the archive has no manifest".into()))
+    }
+
+    /// Checks every path first, so that a key that would escape, or two
+    /// entries that map to one file, write nothing.
+    fn paths(&mut self, manifest: &Manifest) -> Result<(), UnpackError> {
+        let Some(base) = &self.opts.objects_dir else {
+            return Ok(());
+        };
+        let mut files: BTreeMap<Vec<String>, String> = BTreeMap::new();
+        let mut entries = Vec::with_capacity(manifest.objects.len() + manifest.payloads.len());
+        for o in &manifest.objects {
+            let mut segs = vec!["objects".to_string()];
+            segs.extend(
+                safe_segments(&o.bucket)
+                    .map_err(|m| unholdable("unsafe_path", format!("bucket {m}")))?
+                    .into_iter()
+                    .map(str::to_string),
+            );
+            segs.extend(
+                safe_segments(&o.key)
+                    .map_err(|m| unholdable("unsafe_path", format!("object key {m}")))?
+                    .into_iter()
+                    .map(str::to_string),
+            );
+            entries.push((segs, format!("object {:?} of bucket {:?}", o.key, o.bucket)));
+        }
+        for p in &manifest.payloads {
+            let mut segs = vec!["payloads".to_string()];
+            segs.extend(
+                safe_segments(&p.name)
+                    .map_err(|m| unholdable("unsafe_path", format!("payload name {m}")))?
+                    .into_iter()
+                    .map(str::to_string),
+            );
+            entries.push((segs, format!("payload {:?}", p.name)));
+        }
+        for (segs, what) in &entries {
+            if let Some(other) = files.insert(segs.clone(), what.clone()) {
+                return Err(unholdable(
+                    "path_collision",
+                    format!(
+                        "{other} and {what} would both be written to {}",
+                        base.join(segs.join("/")).display()
+                    ),
+                ));
+            }
+        }
+        // A file that is also a directory of another: `B/x` and `B/x/y`.
+        let mut prev: Option<&Vec<String>> = None;
+        for segs in files.keys() {
+            if let Some(p) = prev {
+                if segs.len() > p.len() && segs.starts_with(p) {
+                    return Err(unholdable(
+                        "path_collision",
+                        format!(
+                            "{} and {} cannot both be written: {} would be a file and a directory",
+                            files[p],
+                            files[segs],
+                            base.join(p.join("/")).display()
+                        ),
+                    ));
+                }
+            }
+            prev = Some(segs);
+        }
+        if !entries.is_empty() {
+            make_dirs(base, self.opts.mode, &mut self.written)?;
+        }
+        for (segs, _) in entries {
+            let refs: Vec<&str> = segs.iter().map(String::as_str).collect();
+            let dest = place(base, &refs, self.opts.mode, &mut self.written)?;
+            if fs::symlink_metadata(&dest).is_ok() && !self.opts.force {
+                return Err(UnpackError::Exists(dest));
+            }
+            self.dests.push(dest);
+        }
+        Ok(())
+    }
+
+    /// Creates the tables, each from its `sql` as one prepared statement.
+    fn create(&mut self, plan: &Plan) -> Result<(), UnpackError> {
+        let db = self.db;
+        for i in creation_order(&plan.manifest.tables) {
+            let t = &plan.manifest.tables[i];
+            let rejected = |e: rusqlite::Error| {
+                sqlite_err(db, e, |e| {
+                    unholdable(
+                        "table_sql_rejected",
+                        format!("table {}: SQLite rejects its sql: {e}", t.name),
+                    )
+                })
+            };
+            // `prepare` refuses a second statement; the authorizer refuses
+            // anything but a table in `main`.
+            let mut st = self.conn.prepare(&t.sql).map_err(rejected)?;
+            st.raw_execute().map_err(rejected)?;
+            drop(st);
+            check_created(self.conn, t)?;
+        }
+        Ok(())
+    }
+
+    fn rows(&mut self, part: &Accepted<'_>, table: usize) -> Result<(), UnpackError> {
+        let plan = self.plan()?.clone();
+        if self.current.as_ref().map(|c| c.0) != Some(table) {
+            let name = &plan.manifest.tables[table].name;
+            let st = self.conn.prepare(&self.inserts[table].sql).map_err(|e| {
+                sqlite_err(self.db, e, |e| {
+                    unholdable("row_rejected", format!("table {name}: {e}"))
+                })
+            })?;
+            self.current = Some((table, st));
+        }
+        let ins = &self.inserts[table];
+        let first = part.rows().and_then(|r| r.first_index).unwrap_or(0);
+        let bytes = part.line.bytes;
+        let spans = part.spans;
+        let mut n = 0u64;
+        if spans.table == Some(table) {
+            let width = ins.affinities.len();
+            for r in 0..spans.rows.len() {
+                self.params.clear();
+                for (c, aff) in ins.affinities.iter().enumerate() {
+                    let (a, b) = spans.cells.get(r * width + c).copied().unwrap_or((0, 0));
+                    let text = bytes.get(a as usize..b as usize).unwrap_or(b"null");
+                    let v = ndarc_json::parse(text).unwrap_or(Value::Null);
+                    self.params.push(cell(&v, *aff, &mut self.blob));
+                }
+                if ins.rowid {
+                    let id = spans.rowids.get(r).map_or(0, |x| x.0);
+                    self.params.push(SqlValue::Integer(id));
+                }
+                n += 1;
+                exec(
+                    &mut self.current,
+                    &self.params,
+                    (self.db, &plan),
+                    table,
+                    first + r as u64,
+                )?;
+            }
+        } else {
+            // A row part the fast path did not read (a warning on it):
+            // read in full.
+            let v = ndarc_json::parse(bytes)
+                .map_err(|e| UnpackError::Invalid(format!("line {}: {e}", part.line.line)))?;
+            let items = v
+                .get("items")
+                .and_then(Value::as_array)
+                .map_or(&[][..], |a| a);
+            for (r, item) in items.iter().enumerate() {
+                self.params.clear();
+                let row = item.get("row");
+                for (name, aff) in ins.names.iter().zip(&ins.affinities) {
+                    let v = row.and_then(|x| x.get(name)).unwrap_or(&Value::Null);
+                    self.params.push(cell(v, *aff, &mut self.blob));
+                }
+                if ins.rowid {
+                    let id = item.get("rowid").and_then(Value::as_f64).unwrap_or(0.0);
+                    self.params.push(SqlValue::Integer(id as i64));
+                }
+                n += 1;
+                exec(
+                    &mut self.current,
+                    &self.params,
+                    (self.db, &plan),
+                    table,
+                    first + r as u64,
+                )?;
+            }
+        }
+        self.counts[table] += n;
+        Ok(())
+    }
+
+    fn binary(&mut self, part: &Accepted<'_>) -> Result<(), UnpackError> {
+        let Some(b) = part.binary() else {
+            return Ok(());
+        };
+        if self.opts.objects_dir.is_none() {
+            return Ok(());
+        }
+        let plan = self.plan()?.clone();
+        let slot = match b.kind {
+            BinaryKind::Object => b.entry,
+            BinaryKind::Payload => plan.manifest.objects.len() + b.entry,
+        };
+        if b.offset == Some(0) {
+            self.finish_open()?;
+            let Some(dest) = self.dests.get(slot).cloned() else {
+                return Ok(());
+            };
+            let tmp = temp_sibling(&dest);
+            let exists = fs::symlink_metadata(&dest).is_ok();
+            let file = create_file(&tmp, self.opts.mode, exists.then_some(dest.as_path()))
+                .map_err(|e| write_err(&tmp, e))?;
+            self.written.temp(&tmp, self.opts);
+            self.open = Some(Sink {
+                file: io::BufWriter::with_capacity(1 << 20, file),
+                tmp,
+                dest,
+            });
+            match b.kind {
+                BinaryKind::Object => self.objects += 1,
+                BinaryKind::Payload => self.payloads += 1,
+            }
+        }
+        let Some(sink) = self.open.as_mut() else {
+            return Ok(());
+        };
+        let mut chunk = std::mem::take(&mut self.chunk);
+        let data = part.chunk(&mut chunk).unwrap_or(&[]);
+        let r = sink
+            .file
+            .write_all(data)
+            .map_err(|e| write_err(&sink.dest, e));
+        self.chunk = chunk;
+        r
+    }
+
+    /// Closes the file being written (synced), keeping it as a temporary.
+    fn finish_open(&mut self) -> Result<(), UnpackError> {
+        if let Some(sink) = self.open.take() {
+            let file = sink
+                .file
+                .into_inner()
+                .map_err(|e| write_err(&sink.dest, e.error()))?;
+            file.sync_all().map_err(|e| write_err(&sink.dest, e))?;
+            self.done.push((sink.tmp, sink.dest));
+        }
+        Ok(())
+    }
+}
+
+/// Inserts one row with `params`.
+fn exec(
+    current: &mut Option<(usize, rusqlite::Statement<'_>)>,
+    params: &[SqlValue],
+    (db, plan): (&Path, &Plan),
+    table: usize,
+    index: u64,
+) -> Result<(), UnpackError> {
+    let Some((_, st)) = current.as_mut() else {
+        return Ok(());
+    };
+    st.execute(rusqlite::params_from_iter(params.iter()))
+        .map(drop)
+        .map_err(|e| {
+            sqlite_err(db, e, |e| {
+                unholdable(
+                    "row_rejected",
+                    format!(
+                        "table {}, row {index}: SQLite rejects it: {e}",
+                        plan.manifest.tables[table].name
+                    ),
+                )
+            })
+        })
+}
+
+impl Reader for Restore<'_> {
+    type Error = UnpackError;
+
+    fn start(&mut self, plan: &Arc<Plan>) -> Result<(), UnpackError> {
+        self.plan = Some(plan.clone());
+        self.paths(&plan.manifest)?;
+        self.create(plan)?;
+        self.inserts = (0..plan.tables.len()).map(|t| insert_of(plan, t)).collect();
+        self.counts = vec![0; plan.tables.len()];
+        Ok(())
+    }
+
+    fn part(&mut self, part: Accepted<'_>) -> Result<(), UnpackError> {
+        match part.rows() {
+            Some(r) => self.rows(&part, r.table),
+            None => self.binary(&part),
+        }
+    }
+}
+
+impl Written {
+    /// Records a temporary file (removed unless committed), and tells the
+    /// caller's signal cleanup.
+    fn temp(&mut self, tmp: &Path, opts: &UnpackOptions) {
+        self.temps.push(tmp.to_path_buf());
+        if let Some(t) = &opts.temp_files {
+            (t.created)(tmp);
+            // SQLite's own files beside the database being built.
+            for side in sqlite_side_files(tmp) {
+                (t.created)(&side);
+            }
+        }
+    }
+
+    /// `tmp` became `dest`.
+    fn committed(&mut self, tmp: &Path, dest: PathBuf, opts: &UnpackOptions) {
+        self.temps.retain(|t| t != tmp);
+        self.files.push(dest);
+        if let Some(t) = &opts.temp_files {
+            (t.done)(tmp);
+            for side in sqlite_side_files(tmp) {
+                (t.done)(&side);
+            }
+        }
+    }
+}
+
+/// The journal, WAL and shared-memory files SQLite may keep beside the
+/// database `db`.
+fn sqlite_side_files(db: &Path) -> [PathBuf; 3] {
+    ["-journal", "-wal", "-shm"].map(|suffix| {
+        let mut name = db.as_os_str().to_owned();
+        name.push(suffix);
+        PathBuf::from(name)
+    })
 }
 
 /// Restores the archive at `archive` into a new SQLite database at `db`
 /// (and, with `objects_dir`, its objects and payloads), as the producer's
-/// import does. Nothing is left behind on failure: the database is built in
-/// a temporary sibling and renamed into place, and object files written so
-/// far are removed.
+/// import does, reading it once (see the [module](self)). Nothing is left
+/// behind on failure, and nothing at all is written for an invalid archive.
 pub fn unpack(
     archive: &Path,
     db: &Path,
     opts: &UnpackOptions,
 ) -> Result<UnpackSummary, UnpackError> {
-    if fs::symlink_metadata(db).is_ok() && !opts.force {
-        return Err(UnpackError::Exists(db.to_path_buf()));
-    }
-    if db.is_dir() {
-        return Err(write_err(db, "is a directory"));
-    }
-    let vopts = ndarc_verify::Options {
-        jobs: opts.jobs,
-        max_errors: 1,
-        ..ndarc_verify::Options::default()
-    };
-    let report = ndarc_verify::verify_path(archive, &vopts).map_err(|e| read_err(archive, e))?;
-    if report.errors > 0 {
-        let first = report
-            .findings
-            .iter()
-            .find(|f| f.severity == ndarc_format::Severity::Error)
-            .map_or_else(String::new, |f| {
-                format!(
-                    "{}:{}: {}: {}",
-                    f.line,
-                    f.offset,
-                    f.code.as_str(),
-                    f.message
-                )
-            });
-        return Err(UnpackError::Invalid(format!(
-            "the archive is not valid ({} errors); first: {first}",
-            report.errors
-        )));
-    }
-    let Some(manifest) = report.manifest else {
-        return Err(UnpackError::Invalid(
-            "the archive has no manifest".to_string(),
-        ));
-    };
-    // Every path first, so that a key that would escape writes nothing.
-    if opts.objects_dir.is_some() {
-        for o in &manifest.objects {
-            safe_segments(&o.bucket)
-                .map_err(|m| unholdable("unsafe_path", format!("bucket {m}")))?;
-            safe_segments(&o.key)
-                .map_err(|m| unholdable("unsafe_path", format!("object key {m}")))?;
+    unpack_with(db, opts, |r, v| ndarc_verify::read_path(archive, v, r))
+        .map_err(|e| e.reading(archive))
+}
+
+/// [`unpack`] from a stream (standard input, a pipe), read once.
+pub fn unpack_reader(
+    input: impl Read + Send,
+    db: &Path,
+    opts: &UnpackOptions,
+) -> Result<UnpackSummary, UnpackError> {
+    unpack_with(db, opts, |r, v| ndarc_verify::read_stream(input, v, r))
+        .map_err(|e| e.reading(Path::new("<stdin>")))
+}
+
+/// What [`unpack_with`] gives back before the archive's name is known.
+enum Failed {
+    Unpack(UnpackError),
+    Read(ndarc_verify::Error),
+}
+
+impl Failed {
+    fn reading(self, archive: &Path) -> UnpackError {
+        match self {
+            Failed::Unpack(e) => e,
+            Failed::Read(e) => read_err(archive, e),
         }
-        for p in &manifest.payloads {
-            safe_segments(&p.name)
-                .map_err(|m| unholdable("unsafe_path", format!("payload name {m}")))?;
+    }
+}
+
+impl From<UnpackError> for Failed {
+    fn from(e: UnpackError) -> Self {
+        Failed::Unpack(e)
+    }
+}
+
+fn unpack_with(
+    db: &Path,
+    opts: &UnpackOptions,
+    read: impl FnOnce(
+        &mut Restore<'_>,
+        &ndarc_verify::Options,
+    ) -> Result<Report, ReadError<UnpackError>>,
+) -> Result<UnpackSummary, Failed> {
+    let existing = fs::symlink_metadata(db).ok();
+    if existing.is_some() && !opts.force {
+        return Err(UnpackError::Exists(db.to_path_buf()).into());
+    }
+    if let Some(m) = &existing {
+        if !m.is_file() {
+            return Err(write_err(
+                db,
+                "is not a regular file; unpack writes a new database file",
+            )
+            .into());
         }
     }
     let mut written = Written::default();
     let tmp = temp_sibling(db);
-    let replaced = fs::symlink_metadata(db).is_ok();
     // SQLite creates a missing file with the umask's mode; an existing
     // empty file it takes as a new database.
-    create_file(&tmp, opts.mode, replaced.then_some(db)).map_err(|e| write_err(&tmp, e))?;
-    written.temps.push(tmp.clone());
-    let summary = restore(archive, (&tmp, db), &manifest, opts, &mut written)?;
-    commit(&tmp, db, opts.force)?;
-    written.temps.retain(|t| *t != tmp);
-    written.done = true;
-    Ok(summary)
-}
-
-/// Builds the database in `tmp`; messages name `db`, the file it becomes.
-fn restore(
-    archive: &Path,
-    (tmp, db): (&Path, &Path),
-    manifest: &Manifest,
-    opts: &UnpackOptions,
-    written: &mut Written,
-) -> Result<UnpackSummary, UnpackError> {
+    create_file(&tmp, opts.mode, existing.is_some().then_some(db))
+        .map_err(|e| write_err(&tmp, e))?;
+    written.temp(&tmp, opts);
     let sql_err = |e: rusqlite::Error| {
         if is_storage_error(&e) {
             storage_err(db, &e)
@@ -689,217 +1057,139 @@ fn restore(
             write_err(db, e)
         }
     };
-    let mut conn = Connection::open(tmp).map_err(sql_err)?;
+    let mut conn = defensive(&tmp).map_err(sql_err)?;
+    // The user_version write puts page 1 in place even when the archive
+    // has no tables (SQLite leaves an empty schema as an empty file, which
+    // has no SQLite header). Pragmas run before the authorizer, which
+    // refuses them. Without a rollback journal, the transaction is the
+    // unit of work: the file is thrown away unless it commits.
     conn.execute_batch(
-        "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA foreign_keys = OFF;",
+        "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN; PRAGMA user_version = 0;",
     )
     .map_err(sql_err)?;
-    let tx = conn.transaction().map_err(sql_err)?;
-    // Writes page 1 even when the archive has no tables: SQLite leaves an
-    // empty schema as an empty file, which has no SQLite header.
-    tx.execute_batch("PRAGMA user_version = 0")
-        .map_err(sql_err)?;
-    for i in creation_order(&manifest.tables) {
-        let t = &manifest.tables[i];
-        tx.execute_batch(&t.sql).map_err(|e| {
-            sqlite_err(db, e, |e| {
-                unholdable(
-                    "table_sql_rejected",
-                    format!("table {}: SQLite rejects its sql: {e}", t.name),
-                )
-            })
-        })?;
-        check_created(&tx, t)?;
-    }
-    let inserts: Vec<Insert> = manifest
-        .tables
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let excluded = manifest.excluded_columns_of(&t.name);
-            let mut columns: Vec<(String, Affinity)> = t
-                .columns
-                .iter()
-                .filter(|c| c.generated.is_none() && !excluded.contains(&c.name))
-                .map(|c| (c.name.clone(), c.affinity()))
-                .collect();
-            let rowid = t.rowid_alias.is_some();
-            let mut names: Vec<String> = columns.iter().map(|c| quote(&c.0)).collect();
-            if let Some(a) = &t.rowid_alias {
-                names.push(quote(a));
-            }
-            let sql = if names.is_empty() {
-                format!("INSERT INTO main.{} DEFAULT VALUES", quote(&t.name))
-            } else {
-                let marks: Vec<String> = (1..=names.len()).map(|n| format!("?{n}")).collect();
-                format!(
-                    "INSERT INTO main.{}({}) VALUES({})",
-                    quote(&t.name),
-                    names.join(","),
-                    marks.join(",")
-                )
-            };
-            columns.shrink_to_fit();
-            Insert {
-                table: i,
-                columns,
-                rowid,
-                sql,
-            }
-        })
-        .collect();
-    let mut binaries = opts.objects_dir.as_ref().map(|dir| {
-        let mut sizes = HashMap::new();
-        for o in &manifest.objects {
-            sizes.insert((Some(o.bucket.clone()), o.key.clone()), o.size);
-        }
-        for p in &manifest.payloads {
-            sizes.insert((None, p.name.clone()), p.size);
-        }
-        Binaries {
-            base: dir.clone(),
-            force: opts.force,
-            mode: opts.mode,
-            sizes,
+    conn.authorizer(Some(restore_authorizer)).map_err(sql_err)?;
+    let vopts = ndarc_verify::Options {
+        jobs: opts.jobs,
+        ..ndarc_verify::Options::default()
+    };
+    let (counts, done, mut written, objects, payloads, plan) = {
+        let mut restore = Restore {
+            conn: &conn,
+            db,
+            opts,
+            plan: None,
+            inserts: Vec::new(),
+            current: None,
+            counts: Vec::new(),
+            dests: Vec::new(),
             open: None,
+            done: Vec::new(),
+            written,
+            params: Vec::new(),
+            blob: Vec::new(),
+            chunk: Vec::new(),
             objects: 0,
             payloads: 0,
+        };
+        let report = match read(&mut restore, &vopts) {
+            Ok(r) => r,
+            Err(ReadError::Reader(e)) => return Err(e.into()),
+            Err(ReadError::Verify(e)) => return Err(Failed::Read(e)),
+        };
+        if report.errors > 0 || restore.plan.is_none() {
+            return Err(invalid(&report).into());
         }
-    });
-    if let Some(dir) = &opts.objects_dir {
-        if !manifest.objects.is_empty() || !manifest.payloads.is_empty() {
-            make_dirs(dir, opts.mode, written)?;
-        }
-    }
-    let mut counts = vec![0u64; manifest.tables.len()];
-    {
-        let by_name: HashMap<&str, usize> = manifest
-            .tables
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.name.as_str(), i))
-            .collect();
-        let file = File::open(archive).map_err(|e| read_err(archive, e))?;
-        let mut reader = BufReader::with_capacity(1 << 20, file);
-        let mut line = Vec::new();
-        let mut n = 0u64;
-        let mut current: Option<(usize, rusqlite::Statement<'_>)> = None;
-        let mut params: Vec<SqlValue> = Vec::new();
-        let mut blob = Vec::new();
-        let mut decoded = Vec::new();
-        loop {
-            line.clear();
-            if reader
-                .read_until(b'\n', &mut line)
-                .map_err(|e| read_err(archive, e))?
-                == 0
-            {
-                break;
-            }
-            n += 1;
-            if n == 1 {
-                continue;
-            }
-            if line.last() == Some(&b'\n') {
-                line.pop();
-            }
-            let v = ndarc_json::parse(&line).map_err(|e| read_err(archive, e))?;
-            if v.get("kind").and_then(Value::as_str) != Some("part") {
-                continue;
-            }
-            let items = v
-                .get("items")
-                .and_then(Value::as_array)
-                .map_or(&[][..], |a| a);
-            for item in items {
-                match item.get("kind").and_then(Value::as_str) {
-                    Some("row") => {
-                        let name = item.get("table").and_then(Value::as_str).unwrap_or("");
-                        let Some(&ti) = by_name.get(name) else {
-                            continue;
-                        };
-                        if current.as_ref().map(|c| c.0) != Some(ti) {
-                            let st = tx.prepare(&inserts[ti].sql).map_err(|e| {
-                                sqlite_err(db, e, |e| {
-                                    unholdable("row_rejected", format!("table {name}: {e}"))
-                                })
-                            })?;
-                            current = Some((ti, st));
-                        }
-                        let ins = &inserts[ti];
-                        let row = item.get("row");
-                        params.clear();
-                        for (c, aff) in &ins.columns {
-                            let v = row.and_then(|r| r.get(c)).unwrap_or(&Value::Null);
-                            params.push(cell(v, *aff, &mut blob));
-                        }
-                        if ins.rowid {
-                            let r = item.get("rowid").and_then(Value::as_f64).unwrap_or(0.0);
-                            params.push(SqlValue::Integer(r as i64));
-                        }
-                        if let Some((_, st)) = current.as_mut() {
-                            st.execute(rusqlite::params_from_iter(params.iter()))
-                                .map_err(|e| {
-                                    sqlite_err(db, e, |e| {
-                                        let index = item
-                                            .get("index")
-                                            .and_then(Value::as_f64)
-                                            .unwrap_or(0.0);
-                                        unholdable(
-                                            "row_rejected",
-                                            format!(
-                                                "table {name}, row {index}: SQLite rejects it: {e}"
-                                            ),
-                                        )
-                                    })
-                                })?;
-                        }
-                        counts[ins.table] += 1;
-                    }
-                    Some(kind @ ("object" | "payload")) => {
-                        let Some(b) = binaries.as_mut() else { continue };
-                        let offset = item.get("offset").and_then(Value::as_f64).unwrap_or(0.0);
-                        if offset == 0.0 {
-                            let (bucket, key) = if kind == "object" {
-                                (
-                                    item.get("bucket").and_then(Value::as_str),
-                                    item.get("key").and_then(Value::as_str).unwrap_or(""),
-                                )
-                            } else {
-                                (None, item.get("name").and_then(Value::as_str).unwrap_or(""))
-                            };
-                            b.start(bucket, key, written)?;
-                        }
-                        decoded.clear();
-                        let data = item.get("data").and_then(Value::as_str).unwrap_or("");
-                        decode_base64_into(data, &mut decoded);
-                        // An empty entry's one chunk completes it too.
-                        b.write(&decoded, written)?;
-                    }
-                    _ => {}
-                }
-            }
-        }
-    }
-    tx.commit().map_err(sql_err)?;
+        restore.finish_open()?;
+        let Restore {
+            current,
+            counts,
+            done,
+            written,
+            objects,
+            payloads,
+            plan,
+            ..
+        } = restore;
+        drop(current);
+        (counts, done, written, objects, payloads, plan)
+    };
+    conn.execute_batch("COMMIT").map_err(sql_err)?;
     conn.close().map_err(|(_, e)| sql_err(e))?;
-    File::open(tmp)
+    File::open(&tmp)
         .and_then(|f| f.sync_all())
         .map_err(|e| write_err(db, e))?;
-    let skipped = if binaries.is_none() {
-        manifest.objects.len() + manifest.payloads.len()
+    // The archive is valid and restored: every file goes into place.
+    for (t, dest) in done {
+        commit(&t, &dest, opts.force)?;
+        written.committed(&t, dest, opts);
+    }
+    if opts.force {
+        remove_logs(db)?;
+    }
+    commit(&tmp, db, opts.force)?;
+    written.committed(&tmp, db.to_path_buf(), opts);
+    written.done = true;
+    let Some(plan) = plan else {
+        return Err(UnpackError::Invalid("the archive has no manifest".into()).into());
+    };
+    let m = &plan.manifest;
+    let skipped = if opts.objects_dir.is_none() {
+        m.objects.len() + m.payloads.len()
     } else {
         0
     };
     Ok(UnpackSummary {
-        tables: manifest
+        tables: m
             .tables
             .iter()
             .zip(counts)
             .map(|(t, n)| (t.name.clone(), n))
             .collect(),
-        objects: binaries.as_ref().map_or(0, |b| b.objects),
-        payloads: binaries.as_ref().map_or(0, |b| b.payloads),
+        objects,
+        payloads,
         skipped,
     })
+}
+
+/// Removes the rollback journal, WAL and shared-memory files of the
+/// database `db` is about to replace: SQLite would otherwise replay the old
+/// database's log onto the restored file when it is next opened.
+fn remove_logs(db: &Path) -> Result<(), UnpackError> {
+    for p in sqlite_side_files(db) {
+        match fs::symlink_metadata(&p) {
+            Ok(m) if m.is_file() => fs::remove_file(&p).map_err(|e| write_err(&p, e))?,
+            Ok(_) => {
+                return Err(write_err(
+                    &p,
+                    "is not a regular file; remove it before replacing the database",
+                ))
+            }
+            Err(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// The error of an invalid archive: its counts (as `verify` counts them)
+/// and its first error.
+fn invalid(report: &Report) -> UnpackError {
+    let first = report
+        .findings
+        .iter()
+        .find(|f| f.severity == Severity::Error)
+        .map_or_else(String::new, |f| {
+            format!(
+                "; first error: line {}, offset {}: {}: {}",
+                f.line,
+                f.offset,
+                f.code.as_str(),
+                f.message
+            )
+        });
+    let plural = |n: u64, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    UnpackError::Invalid(format!(
+        "the archive is not valid ({}, {}){first}; nothing was written (`ndarc verify` lists every finding)",
+        plural(report.errors, "error"),
+        plural(report.warnings, "warning"),
+    ))
 }

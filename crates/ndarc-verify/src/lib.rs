@@ -25,6 +25,7 @@
 pub mod lines;
 mod pipeline;
 mod push;
+pub mod read;
 mod receipt;
 mod session;
 
@@ -32,8 +33,9 @@ use std::time::Duration;
 
 pub use ndarc_format::part::RowSpans;
 pub use ndarc_format::{Code, Finding, Manifest, Severity};
-pub use pipeline::{verify_bytes, verify_path, verify_reader};
+pub use pipeline::{read_bytes, read_path, read_stream, verify_bytes, verify_path, verify_reader};
 pub use push::{PushOutcome, PushVerifier};
+pub use read::{Accepted, ReadError, Reader};
 pub use receipt::Receipt;
 pub use session::{read_manifest, ManifestRead, Refused, Session};
 

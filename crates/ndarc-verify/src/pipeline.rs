@@ -6,9 +6,11 @@ use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
 
+use ndarc_format::part::{check_line_spans, RowSpans};
 use ndarc_format::{check_line, Code, Collector, Finding, LineRef, LineSummary, Plan};
 
 use crate::lines::{self, Input, Line, LineSource};
+use crate::read::{self, ReadError, Reader, Tap, Taps};
 use crate::session::Session;
 use crate::{Error, Options, Report};
 
@@ -53,16 +55,72 @@ fn jobs(options: &Options) -> usize {
 
 /// Verifies an archive held in memory.
 pub fn verify_bytes(data: &[u8], options: &Options) -> Report {
-    let input = Input::Slice(data);
-    // Reading a slice cannot fail. A pool that cannot start (no threads to
-    // be had) leaves the work to rayon's global pool.
-    let pool = pool(options).ok();
-    run(LineSource::slice(data), &input, options, pool.as_ref()).unwrap_or_default()
+    // Reading a slice cannot fail.
+    bytes(data, options, &mut ()).unwrap_or_default()
 }
 
 /// Verifies a file, read through 1 MiB buffers (see [`crate::lines`]): a
 /// file that shrinks meanwhile ends early, with a finding.
 pub fn verify_path(path: &Path, options: &Options) -> Result<Report, Error> {
+    file(path, options, &mut ())
+}
+
+/// Verifies an archive read from a stream (stdin, a pipe), with bounded
+/// memory. The stream is copied to an unnamed temporary file as it is read,
+/// so that a table whose rows are out of key order can be re-read to find
+/// duplicate keys.
+pub fn verify_reader<R: Read + Send>(reader: R, options: &Options) -> Result<Report, Error> {
+    stream(reader, options, &mut ())
+}
+
+/// [`verify_bytes`], handing each accepted part line to `reader` (see
+/// [`crate::read`]).
+pub fn read_bytes<R: Reader + ?Sized>(
+    data: &[u8],
+    options: &Options,
+    reader: &mut R,
+) -> Result<Report, ReadError<R::Error>> {
+    let mut tap = Tap::new(reader);
+    let report = bytes(data, options, &mut tap);
+    read::finish(tap, report)
+}
+
+/// [`verify_path`], handing each accepted part line to `reader` (see
+/// [`crate::read`]): the file is read once.
+pub fn read_path<R: Reader + ?Sized>(
+    path: &Path,
+    options: &Options,
+    reader: &mut R,
+) -> Result<Report, ReadError<R::Error>> {
+    let mut tap = Tap::new(reader);
+    let report = file(path, options, &mut tap);
+    read::finish(tap, report)
+}
+
+/// [`verify_reader`], handing each accepted part line to `reader` (see
+/// [`crate::read`]).
+pub fn read_stream<S: Read + Send, R: Reader + ?Sized>(
+    stream_in: S,
+    options: &Options,
+    reader: &mut R,
+) -> Result<Report, ReadError<R::Error>> {
+    let mut tap = Tap::new(reader);
+    let report = stream(stream_in, options, &mut tap);
+    read::finish(tap, report)
+}
+
+fn bytes(data: &[u8], options: &Options, tap: &mut dyn Taps) -> Result<Report, Error> {
+    let input = Input::Slice(data);
+    // A pool that cannot start (no threads to be had) leaves the work to
+    // rayon's global pool.
+    let pool = pool(options).ok();
+    run(LineSource::slice(data), &input, options, pool.as_ref(), tap).map_err(|source| Error::Io {
+        path: "<memory>".into(),
+        source,
+    })
+}
+
+fn file(path: &Path, options: &Options, tap: &mut dyn Taps) -> Result<Report, Error> {
     let name = path.display().to_string();
     let io = |source| Error::Io {
         path: name.clone(),
@@ -76,21 +134,21 @@ pub fn verify_path(path: &Path, options: &Options) -> Result<Report, Error> {
     let input = Input::File(file);
     let src = LineSource::new(&input).map_err(io)?;
     let pool = pool(options)?;
-    run(src, &input, options, Some(&pool)).map_err(io)
+    run(src, &input, options, Some(&pool), tap).map_err(io)
 }
 
-/// Verifies an archive read from a stream (stdin, a pipe), with bounded
-/// memory. The stream is copied to an unnamed temporary file as it is read,
-/// so that a table whose rows are out of key order can be re-read to find
-/// duplicate keys.
-pub fn verify_reader<R: Read + Send>(reader: R, options: &Options) -> Result<Report, Error> {
+fn stream(
+    reader: impl Read + Send,
+    options: &Options,
+    tap: &mut dyn Taps,
+) -> Result<Report, Error> {
     let io = |source| Error::Io {
         path: "<stdin>".into(),
         source,
     };
     let (src, again) = LineSource::stream(reader).map_err(io)?;
     let pool = pool(options)?;
-    run(src, &again, options, Some(&pool)).map_err(io)
+    run(src, &again, options, Some(&pool), tap).map_err(io)
 }
 
 /// Runs `f` in a scope of `pool`, or of rayon's global pool.
@@ -118,6 +176,7 @@ fn run<'a>(
     again: &Input<'_>,
     options: &Options,
     pool: Option<&rayon::ThreadPool>,
+    tap: &mut dyn Taps,
 ) -> std::io::Result<Report> {
     let started = Instant::now();
     let mut c = Collector::new(options.max_errors.max(1));
@@ -147,6 +206,7 @@ fn run<'a>(
     };
     drop(first);
     let plan = session.plan().clone();
+    tap.start(&plan, session.errors());
 
     // The pipeline: this thread frames lines and dispatches each to the
     // pool; results come back out of order and are fed to the session in
@@ -159,9 +219,14 @@ fn run<'a>(
     // cache, and the `pread` copy into blocks the other core had just read
     // cost 2.4 times as much as with one job (narrow rows, 2 jobs: 0.60 s
     // against 0.56 s, 1.7 times one job's speed).
-    type Done<'l> = (u64, Line<'l>, Option<LineSummary>);
+    //
+    // A reader's tap (see `crate::read`) is given each line as it is fed,
+    // with the spans of its rows: lines are then checked with
+    // `check_line_spans`, and the spans wait with the line.
+    type Checked<'l> = (Line<'l>, Option<LineSummary>, Option<Box<RowSpans>>);
+    type Done<'l> = (u64, Checked<'l>);
     let (tx, rx) = std::sync::mpsc::channel::<Done<'a>>();
-    let mut waiting: BTreeMap<u64, (Line<'a>, Option<LineSummary>)> = BTreeMap::new();
+    let mut waiting: BTreeMap<u64, Checked<'a>> = BTreeMap::new();
     let mut in_flight = 0usize;
     // Lines sent to the pool and not yet back.
     let mut outstanding = 0usize;
@@ -170,39 +235,65 @@ fn run<'a>(
     let mut last_progress = 0u64;
     let mut stopped = false;
     let full = std::cell::Cell::new(false);
-    let mut feed_ready = |session: &mut Session,
-                          waiting: &mut BTreeMap<u64, (Line<'a>, Option<LineSummary>)>,
-                          in_flight: &mut usize| {
-        while let Some((mut l, s)) = waiting.remove(&fed_seq) {
-            *in_flight -= l.bytes.len() + 1 + s.as_ref().map_or(0, LineSummary::held_bytes);
-            fed_seq += 1;
-            // Past the error limit, lines already dispatched are dropped
-            // unfed: the report then ends at the same line whatever the
-            // threads' timing.
-            if session.is_full() {
-                full.set(true);
-                continue;
-            }
-            for f in std::mem::take(&mut l.framing) {
-                session.push(f);
-            }
-            match s {
-                Some(mut s) => {
-                    if let Some(d) = l.raw_digest {
-                        s.digest = d;
+    let spans_wanted = std::cell::Cell::new(tap.live());
+    let reader_stopped = std::cell::Cell::new(false);
+    let no_spans = RowSpans::default();
+    let mut feed_ready =
+        |session: &mut Session, waiting: &mut BTreeMap<u64, Checked<'a>>, in_flight: &mut usize| {
+            while let Some((mut l, s, spans)) = waiting.remove(&fed_seq) {
+                *in_flight -= l.bytes.len() + 1 + s.as_ref().map_or(0, LineSummary::held_bytes);
+                fed_seq += 1;
+                // Past the error limit, lines already dispatched are dropped
+                // unfed: the report then ends at the same line whatever the
+                // threads' timing.
+                if session.is_full() {
+                    full.set(true);
+                    continue;
+                }
+                for f in std::mem::take(&mut l.framing) {
+                    session.push(f);
+                }
+                match s {
+                    Some(mut s) => {
+                        if let Some(d) = l.raw_digest {
+                            s.digest = d;
+                        }
+                        if tap.live()
+                            && !tap.line(
+                                at_of(&l),
+                                &s,
+                                spans.as_deref().unwrap_or(&no_spans),
+                                session.errors(),
+                            )
+                        {
+                            reader_stopped.set(true);
+                        }
+                        session.feed(s);
                     }
-                    session.feed(s)
+                    None => {
+                        session.push(line_too_long(&l, options.max_line));
+                        session.feed_unreadable(l.number, l.offset, l.raw_digest);
+                    }
                 }
-                None => {
-                    session.push(line_too_long(&l, options.max_line));
-                    session.feed_unreadable(l.number, l.offset, l.raw_digest);
+                if session.errors() > 0 {
+                    tap.close();
                 }
+                spans_wanted.set(tap.live());
             }
-        }
-        fed_seq
-    };
+            fed_seq
+        };
     let plan_ref: &Plan = &plan;
     let jobs = jobs(options);
+    // Checks a line, with its spans when a reader wants them.
+    let check = move |line: &Line<'_>, with_spans: bool| {
+        if with_spans {
+            let mut spans = Box::<RowSpans>::default();
+            let s = check_line_spans(plan_ref, at_of(line), &mut spans);
+            (s, Some(spans))
+        } else {
+            (check_line(plan_ref, at_of(line)), None)
+        }
+    };
     // The longest part line so far (which sizes the window), and the bytes
     // of lines sent to the pool and not yet back.
     let mut longest = 0usize;
@@ -220,14 +311,15 @@ fn run<'a>(
             in_flight += line.bytes.len() + 1;
             longest = longest.max(line.bytes.len());
             let window = window_bytes(jobs, longest);
+            let with_spans = spans_wanted.get();
             if line.too_long.is_some() {
-                waiting.insert(seq, (line, None));
+                waiting.insert(seq, (line, None, None));
             } else if jobs == 1 || dispatched >= pool_share(jobs, longest) {
                 // This thread's turn (always, with one job: `--jobs 1` uses
                 // one core).
-                let s = check_line(plan_ref, at_of(&line));
+                let (s, spans) = check(&line, with_spans);
                 in_flight += s.held_bytes();
-                waiting.insert(seq, (line, Some(s)));
+                waiting.insert(seq, (line, Some(s), spans));
             } else {
                 let tx = tx.clone();
                 outstanding += 1;
@@ -235,8 +327,8 @@ fn run<'a>(
                 // The job owns the line (borrowed from a slice, or sharing
                 // a read buffer) and sends it back with its summary.
                 scope.spawn(move |_| {
-                    let s = check_line(plan_ref, at_of(&line));
-                    let _ = tx.send((seq, line, Some(s)));
+                    let (s, spans) = check(&line, with_spans);
+                    let _ = tx.send((seq, (line, Some(s), spans)));
                 });
             }
             feed_ready(&mut session, &mut waiting, &mut in_flight);
@@ -249,16 +341,16 @@ fn run<'a>(
                 } else {
                     rx.try_recv().ok()
                 };
-                let Some((seq, l, s)) = got else { break };
+                let Some((seq, done)) = got else { break };
                 outstanding -= 1;
-                dispatched -= l.bytes.len() + 1;
+                dispatched -= done.0.bytes.len() + 1;
                 // A chunk's decoded bytes count as in flight too, until
                 // fed.
-                in_flight += s.as_ref().map_or(0, LineSummary::held_bytes);
-                waiting.insert(seq, (l, s));
+                in_flight += done.1.as_ref().map_or(0, LineSummary::held_bytes);
+                waiting.insert(seq, done);
                 feed_ready(&mut session, &mut waiting, &mut in_flight);
             }
-            if session.is_full() {
+            if session.is_full() || reader_stopped.get() {
                 stopped = true;
             }
             if let Some(p) = &options.progress {
@@ -271,9 +363,9 @@ fn run<'a>(
         }
         // Collect the rest.
         while feed_ready(&mut session, &mut waiting, &mut in_flight) < next_seq {
-            let Ok((seq, l, s)) = rx.recv() else { break };
-            in_flight += s.as_ref().map_or(0, LineSummary::held_bytes);
-            waiting.insert(seq, (l, s));
+            let Ok((seq, done)) = rx.recv() else { break };
+            in_flight += done.1.as_ref().map_or(0, LineSummary::held_bytes);
+            waiting.insert(seq, done);
         }
         // Framing findings after the last line (empty lines at the end).
         if !full.get() && !session.is_full() {

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use ndarc_sqlite::unpack::{unpack, UnpackOptions};
+use ndarc_sqlite::unpack::{unpack, unpack_reader, UnpackOptions};
 
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::Jobs;
@@ -27,19 +27,26 @@ sql is rejected, a row breaks a constraint, an object key would leave DIR); 2 co
 #[derive(Debug, clap::Args)]
 #[command(
     about = "Restore an archive into a SQLite database (and its objects and payloads into files)",
-    long_about = "Restore an archive as the producer's import would: verify it first, then \
-create each table from its sql in dependency order and insert its rows with their rowids, \
-in one transaction, into a temporary file renamed into place at the end.
+    long_about = "Restore an archive as the producer's import would, reading it once: each \
+line is verified as it is read, and only what the verification accepted is restored. Each \
+table is created from its sql (one CREATE TABLE statement, judged by SQLite; a connection that \
+can attach, load and trigger nothing) in dependency order and its rows are inserted with their \
+rowids, in one transaction, into a temporary file. Only when the whole archive has verified is \
+it committed and renamed into place, and the objects and payloads moved into place; an \
+invalid archive leaves nothing.
 
 With --objects-dir DIR, objects are written to DIR/objects/BUCKET/KEY and payloads to \
 DIR/payloads/NAME, each atomically. Every file written is 600 and every directory created \
 700, whatever the umask, unless --mode says otherwise. A key with an empty, '.' or '..' segment, an absolute \
-path, a NUL or a symbolic link already in DIR on its way is refused before anything is \
-written. Existing files are replaced only with --force.",
+path, a NUL or a symbolic link already in DIR on its way, and two entries that map to one \
+path, are refused before anything is written. Existing files are replaced only with --force; \
+a database replaced also loses its -wal, -journal and -shm files, which SQLite would otherwise \
+replay onto the restored file.",
     after_help = EXAMPLES
 )]
 pub struct Args {
-    /// The archive (a file: it is verified, then read again).
+    /// The archive, or `-` for standard input: read once, verified as it is
+    /// read; nothing is written unless it is valid.
     #[arg(value_name = "ARCHIVE")]
     pub archive: PathBuf,
     /// The database to create.
@@ -79,7 +86,8 @@ fn refuse_outputs(args: &Args) -> Result<(), Failure> {
             )));
         }
     }
-    if let (Some(dir), true) = (&args.objects_dir, args.force) {
+    let from_stdin = crate::io::is_stdio(&args.archive);
+    if let (Some(dir), true, false) = (&args.objects_dir, args.force, from_stdin) {
         // The file itself, wherever a link to it is.
         let archive = std::fs::canonicalize(&args.archive).unwrap_or_else(|_| args.archive.clone());
         for sub in ["objects", "payloads"] {
@@ -93,20 +101,29 @@ fn refuse_outputs(args: &Args) -> Result<(), Failure> {
 
 /// Runs `ndarc unpack`.
 pub fn run(args: Args, ctx: &Context) -> CmdResult {
-    if args.archive.as_os_str() == "-" {
-        return Err(Failure::new(
-            "unpack reads its input twice; give a file, not standard input",
-        ));
-    }
     refuse_outputs(&args)?;
     let opts = UnpackOptions {
         objects_dir: args.objects_dir.clone(),
         force: args.force,
         jobs: args.jobs.get(),
         mode: args.mode.unwrap_or(ndarc_sqlite::unpack::PRIVATE_MODE),
+        temp_files: Some(ndarc_sqlite::unpack::TempFiles {
+            created: crate::io::cleanup::register,
+            done: crate::io::cleanup::unregister,
+        }),
     };
-    let name = args.archive.display().to_string();
-    match unpack(&args.archive, &args.output, &opts) {
+    let stdin = args.archive.as_os_str() == "-";
+    let name = if stdin {
+        "<stdin>".to_string()
+    } else {
+        args.archive.display().to_string()
+    };
+    let result = if stdin {
+        unpack_reader(std::io::stdin(), &args.output, &opts)
+    } else {
+        unpack(&args.archive, &args.output, &opts)
+    };
+    match result {
         Ok(s) => {
             if s.skipped > 0 {
                 term::error(
