@@ -211,8 +211,9 @@ fn own_group(cmd: &mut Command) {
 fn own_group(_cmd: &mut Command) {}
 
 /// Kills the child's whole process group (it leads its own), then the
-/// child. Also called after a normal exit: background children left by
-/// the program are killed with their group.
+/// child, and forgets the group ([`cleanup::forget_group`]). Also called
+/// after a normal exit: background children left by the program are
+/// killed with their group.
 pub fn kill_all(child: &mut Child) {
     #[cfg(unix)]
     {
@@ -220,6 +221,7 @@ pub fn kill_all(child: &mut Child) {
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
     let _ = child.kill();
+    cleanup::forget_group(child.id());
 }
 
 /// What a reader thread kept of one stream: the first bytes, and how many
@@ -280,8 +282,9 @@ fn take_head(kept: &Mutex<Kept>, finished: &std::sync::mpsc::Receiver<()>) -> St
 
 /// Runs a command: standard input empty, the first `max_output` bytes of
 /// standard output and error kept (the rest read and dropped), its own
-/// process group, which is killed when the command exits or after
-/// `timeout`.
+/// process group, which is killed when the command exits, after
+/// `timeout`, or when ndarc is stopped by SIGINT or SIGTERM
+/// ([`cleanup::spawn_group`]).
 pub fn run_child(
     argv: &[OsString],
     timeout: Duration,
@@ -297,7 +300,7 @@ pub fn run_child(
         .stderr(Stdio::piped());
     own_group(&mut cmd);
     let start = Instant::now();
-    let mut child = cmd.spawn()?;
+    let mut child = cleanup::spawn_group(&mut cmd)?;
     let streams = (child.stdout.take(), child.stderr.take());
     let (out, err) = match streams {
         (Some(o), Some(e)) => (keep_head(o, max_output), keep_head(e, max_output)),

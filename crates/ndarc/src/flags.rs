@@ -1,6 +1,6 @@
 //! Flags shared by several commands, each defined once (the model is
 //! ripgrep's `crates/core/flags`): the limits group, `--max-errors`, the
-//! output format, `--jobs`, and the one parser of byte sizes.
+//! output format, `--jobs` ([`Jobs`]), and the one parser of byte sizes.
 //!
 //! A command flattens the groups it needs (`#[command(flatten)]`), so a
 //! flag has one name, one parser, one default and one help text wherever
@@ -159,6 +159,24 @@ pub fn clamp_jobs(jobs: usize) -> usize {
         max
     } else {
         jobs
+    }
+}
+
+/// `--jobs N` / `-j N`, the one definition every command that runs threads
+/// flattens: read it with [`Jobs::get`], which clamps it.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct Jobs {
+    /// Threads (default 0: one per core; 1 runs on one core only). More
+    /// than 4 per core are clamped to that, with a note.
+    #[arg(long, short = 'j', value_name = "N", default_value_t = 0)]
+    pub jobs: usize,
+}
+
+impl Jobs {
+    /// The number of threads asked, clamped by [`clamp_jobs`] (0: one per
+    /// core).
+    pub fn get(&self) -> usize {
+        clamp_jobs(self.jobs)
     }
 }
 

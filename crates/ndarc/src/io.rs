@@ -4,7 +4,8 @@
 //!   cannot be opened is a [`Failure`] with a one-line message.
 //! - [`Output`] and [`OutputArgs`]: standard output, or `-o FILE` written
 //!   atomically ([`AtomicFile`]: a temporary sibling, fsync, rename), never
-//!   replacing an existing file without `--force`.
+//!   replacing an existing file without `--force`, never an input
+//!   ([`refuse_input`]), and never a FIFO or device (written into instead).
 
 use std::ffi::OsString;
 use std::fs::{self, File};
@@ -149,10 +150,13 @@ impl From<io::Error> for ReadError {
 pub struct OutputArgs {
     /// Write to FILE instead of standard output. The file is written to a
     /// temporary file beside it and renamed into place when complete, so it
-    /// never holds partial output.
+    /// never holds partial output. An existing FIFO or character device
+    /// (a pipe, /dev/null) is written into as standard output would be,
+    /// never replaced.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Replace FILE if it exists (otherwise an existing FILE is an error).
+    /// Replace FILE if it exists (otherwise an existing FILE is an error);
+    /// never one of the command's inputs.
     #[arg(long, requires = "output")]
     pub force: bool,
     /// The mode of a new FILE, in octal (e.g. 640). By default a file that
@@ -280,12 +284,38 @@ pub const ARCHIVE_MODE: FileMode = FileMode::Exact(0o600);
 ///
 /// The temporary file is `tempfile`'s, named
 /// `.NAME.ndarc-PID-RANDOM.tmp` so that stale ones can be told apart.
+///
+/// A destination that exists and is a FIFO or a character device (a pipe,
+/// `/dev/null`, a terminal) is written into directly, as `cp` would, with
+/// or without `--force`: nothing is replaced, and renaming a regular file
+/// over such a node would destroy it (as root, `/dev/null` itself). A
+/// socket or a block device is refused.
 pub struct AtomicFile {
     dest: PathBuf,
-    file: Option<BufWriter<tempfile::NamedTempFile>>,
-    /// The temporary path, registered for removal on a signal.
-    tmp: PathBuf,
+    file: Option<Sink>,
+    /// The temporary path, registered for removal on a signal; `None` when
+    /// writing into a FIFO or device.
+    tmp: Option<PathBuf>,
     force: bool,
+}
+
+/// Where an [`AtomicFile`] writes.
+enum Sink {
+    /// A temporary sibling, renamed into place on commit.
+    Temp(BufWriter<tempfile::NamedTempFile>),
+    /// An existing FIFO or character device, written in place.
+    Direct(BufWriter<File>),
+}
+
+/// How [`AtomicFile`] treats a symbolic link at the destination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Links {
+    /// Follow it, as `cp` does: the file it names decides (a FIFO or
+    /// device is written into), and a regular file's link is replaced.
+    Follow,
+    /// Never follow it: the link is replaced like a regular file (with
+    /// `force`), and any other kind of file is refused.
+    Replace,
 }
 
 impl AtomicFile {
@@ -297,15 +327,49 @@ impl AtomicFile {
     }
 
     /// [`AtomicFile::create`] with the mode of a new file. A replaced file
-    /// (`force`) keeps its own mode.
+    /// (`force`) keeps its own mode. An existing FIFO or character device
+    /// is written into (`force` is not needed: nothing is replaced).
     pub fn create_with(dest: &Path, force: bool, mode: FileMode) -> Result<AtomicFile, Failure> {
-        let existing = fs::metadata(dest).ok();
+        AtomicFile::create_inner(dest, force, mode, Links::Follow)
+    }
+
+    /// Starts writing `dest`, replacing what is there, without ever
+    /// following a link at `dest`: a symbolic link is replaced by the new
+    /// file (which gets `mode`, not the link's), a regular file keeps its
+    /// mode, and any other kind of file is refused. For files written into
+    /// a directory the user names but may not own every entry of (`man
+    /// --dir`), where a planted link must not redirect the write.
+    pub fn replace_never_following(dest: &Path, mode: FileMode) -> Result<AtomicFile, Failure> {
+        AtomicFile::create_inner(dest, true, mode, Links::Replace)
+    }
+
+    fn create_inner(
+        dest: &Path,
+        force: bool,
+        mode: FileMode,
+        links: Links,
+    ) -> Result<AtomicFile, Failure> {
+        let existing = match links {
+            Links::Follow => fs::metadata(dest).ok(),
+            Links::Replace => fs::symlink_metadata(dest).ok(),
+        };
         if let Some(meta) = &existing {
             if meta.is_dir() {
                 return Err(Failure::new(format!(
                     "cannot write {}: is a directory",
                     dest.display()
                 )));
+            }
+            let replaceable = meta.is_file() || meta.file_type().is_symlink();
+            if !replaceable {
+                return match links {
+                    Links::Follow => AtomicFile::direct(dest, meta, force),
+                    Links::Replace => Err(Failure::new(format!(
+                        "cannot write {}: {}; only a regular file or a symbolic link there is replaced",
+                        dest.display(),
+                        kind_of(meta)
+                    ))),
+                };
             }
             if !force {
                 return Err(refuse_overwrite(dest));
@@ -346,10 +410,10 @@ impl AtomicFile {
         })?;
         cleanup::register(tmp.path());
         let chmod = match (&existing, mode) {
-            // Keep the mode of the file being replaced.
-            (Some(meta), _) => Some(meta.permissions()),
+            // Keep the mode of the file being replaced (not a link's 777).
+            (Some(meta), _) if meta.is_file() => Some(meta.permissions()),
             #[cfg(unix)]
-            (None, FileMode::Exact(m)) => {
+            (_, FileMode::Exact(m)) => {
                 use std::os::unix::fs::PermissionsExt;
                 Some(fs::Permissions::from_mode(m))
             }
@@ -360,8 +424,41 @@ impl AtomicFile {
         }
         Ok(AtomicFile {
             dest: dest.to_path_buf(),
-            tmp: tmp.path().to_path_buf(),
-            file: Some(BufWriter::with_capacity(BUFFER_BYTES, tmp)),
+            tmp: Some(tmp.path().to_path_buf()),
+            file: Some(Sink::Temp(BufWriter::with_capacity(BUFFER_BYTES, tmp))),
+            force,
+        })
+    }
+
+    /// Opens an existing FIFO or character device to write into it (a
+    /// FIFO's open waits for a reader, as a shell's `>` does). Neither
+    /// created nor truncated: if a regular file took its place meanwhile,
+    /// it is refused untouched.
+    fn direct(dest: &Path, meta: &fs::Metadata, force: bool) -> Result<AtomicFile, Failure> {
+        if !is_stream(meta) {
+            return Err(Failure::new(format!(
+                "cannot write {}: {}; ndarc writes only into a regular file, a FIFO or a character device",
+                dest.display(),
+                kind_of(meta)
+            )));
+        }
+        let file = fs::OpenOptions::new()
+            .write(true)
+            .open(dest)
+            .map_err(|e| Failure::path("cannot write", dest, &e))?;
+        let opened = file
+            .metadata()
+            .map_err(|e| Failure::path("cannot write", dest, &e))?;
+        if !is_stream(&opened) {
+            return Err(Failure::new(format!(
+                "cannot write {}: it changed while it was opened",
+                dest.display()
+            )));
+        }
+        Ok(AtomicFile {
+            dest: dest.to_path_buf(),
+            tmp: None,
+            file: Some(Sink::Direct(BufWriter::with_capacity(BUFFER_BYTES, file))),
             force,
         })
     }
@@ -371,17 +468,28 @@ impl AtomicFile {
         &self.dest
     }
 
+    /// The temporary file being written (renamed to [`AtomicFile::path`]
+    /// on commit); `None` when writing into a FIFO or device.
+    pub fn temp_path(&self) -> Option<&Path> {
+        self.tmp.as_deref()
+    }
+
     /// Flushes and fsyncs the temporary file, then moves it to the
     /// destination (atomically replacing it with `--force`; without, failing
-    /// if a file appeared there meanwhile) and fsyncs the directory.
+    /// if a file appeared there meanwhile) and fsyncs the directory. A FIFO
+    /// or device is only flushed.
     pub fn commit(mut self) -> Result<(), Failure> {
         let dest = self.dest.clone();
         let write_err = |e: &io::Error| Failure::path("cannot write", &dest, e);
-        let Some(writer) = self.file.take() else {
-            return Err(Failure::new(format!(
-                "cannot write {}: already committed",
-                dest.display()
-            )));
+        let writer = match self.file.take() {
+            Some(Sink::Temp(w)) => w,
+            Some(Sink::Direct(mut w)) => return w.flush().map_err(|e| write_err(&e)),
+            None => {
+                return Err(Failure::new(format!(
+                    "cannot write {}: already committed",
+                    dest.display()
+                )))
+            }
         };
         let tmp = writer.into_inner().map_err(|e| write_err(e.error()))?;
         tmp.as_file().sync_all().map_err(|e| write_err(&e))?;
@@ -404,17 +512,61 @@ impl AtomicFile {
     }
 }
 
+/// Whether `meta` is a FIFO or a character device: a stream written in
+/// place, never replaced.
+fn is_stream(meta: &fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        t.is_fifo() || t.is_char_device()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        false
+    }
+}
+
+/// The kind of a file that is neither regular nor a directory, for
+/// messages.
+fn kind_of(meta: &fs::Metadata) -> &'static str {
+    let t = meta.file_type();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_symlink() {
+        return "a symbolic link";
+    }
+    "not a regular file"
+}
+
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match &mut self.file {
-            Some(f) => f.write(buf),
+            Some(Sink::Temp(f)) => f.write(buf),
+            Some(Sink::Direct(f)) => f.write(buf),
             None => Err(io::Error::other("file already committed")),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
         match &mut self.file {
-            Some(f) => f.flush(),
+            Some(Sink::Temp(f)) => f.flush(),
+            Some(Sink::Direct(f)) => f.flush(),
             None => Ok(()),
         }
     }
@@ -424,7 +576,9 @@ impl Drop for AtomicFile {
     fn drop(&mut self) {
         // Dropping the NamedTempFile (if not persisted) removes it.
         self.file = None;
-        cleanup::unregister(&self.tmp);
+        if let Some(tmp) = &self.tmp {
+            cleanup::unregister(tmp);
+        }
     }
 }
 
@@ -502,13 +656,58 @@ pub fn refuse_input(dest: &Path, inputs: &[&Path]) -> Result<(), Failure> {
     }
     for input in inputs.iter().filter(|p| !is_stdio(p)) {
         if same_file(dest, input) {
-            return Err(Failure::new(format!(
-                "{} is an input of this command; write the output elsewhere (--force never replaces an input)",
-                dest.display()
-            )));
+            return Err(input_refused(dest));
         }
     }
     Ok(())
+}
+
+/// The failure of an output that is one of the command's inputs.
+pub fn input_refused(dest: &Path) -> Failure {
+    Failure::new(format!(
+        "{} is an input of this command; write the output elsewhere (--force never replaces an input)",
+        dest.display()
+    ))
+}
+
+/// Whether `path` (existing or not) lies in the directory tree of `dir`:
+/// one of the directories that hold it is `dir` itself, compared by
+/// identity (device and inode), so also through links and `..`. A link at
+/// `path` itself is not followed.
+pub fn is_under(path: &Path, dir: &Path) -> bool {
+    let Ok(dir_meta) = fs::metadata(dir) else {
+        return false;
+    };
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Ok(mut at) = fs::canonicalize(parent) else {
+        return false;
+    };
+    loop {
+        if fs::metadata(&at).is_ok_and(|m| same_identity(&m, &dir_meta)) {
+            return true;
+        }
+        if !at.pop() {
+            return false;
+        }
+    }
+}
+
+/// Whether two metadata describe the same file (Unix: device and inode;
+/// elsewhere unknown, so no).
+pub fn same_identity(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        a.dev() == b.dev() && a.ino() == b.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        false
+    }
 }
 
 /// Whether two paths name the same existing file.
@@ -551,10 +750,40 @@ fn sync_dir(path: &Path) {
 /// with 128 + the signal's number, as a shell reports a killed command.
 pub mod cleanup {
     use std::path::{Path, PathBuf};
-    use std::sync::{Mutex, Once};
+    use std::process::{Child, Command};
+    use std::sync::{Mutex, MutexGuard, Once};
 
     static PATHS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    /// Process groups of running children (each led by the child).
+    static GROUPS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
     static HANDLER: Once = Once::new();
+
+    fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+        // A panic elsewhere while holding it leaves the list usable.
+        m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Spawns `cmd`, which must make the child lead its own process group
+    /// (`process_group(0)`), and kills that whole group (SIGKILL) if this
+    /// process is stopped by SIGINT or SIGTERM before [`forget_group`], so
+    /// that nothing the child started outlives ndarc. The registry is held
+    /// across the spawn: a signal arriving meanwhile waits until the group
+    /// is known.
+    pub fn spawn_group(cmd: &mut Command) -> std::io::Result<Child> {
+        HANDLER.call_once(install);
+        let mut groups = lock(&GROUPS);
+        let child = cmd.spawn()?;
+        groups.push(child.id());
+        Ok(child)
+    }
+
+    /// Forgets the group of child `pid` (it has been killed or has ended).
+    pub fn forget_group(pid: u32) {
+        let mut groups = lock(&GROUPS);
+        if let Some(i) = groups.iter().rposition(|&g| g == pid) {
+            groups.swap_remove(i);
+        }
+    }
 
     /// Removes `path` (a file, or a directory with its contents) if the
     /// process is stopped by a signal before [`unregister`].
@@ -584,8 +813,20 @@ pub mod cleanup {
             .name("ndarc-signals".into())
             .spawn(move || {
                 if let Some(signal) = signals.forever().next() {
-                    // Held until exit, so that no new file is registered
-                    // after the sweep.
+                    // Both held until exit, so that no child is spawned
+                    // and no file registered after the sweep.
+                    let groups = lock(&GROUPS);
+                    for &pid in groups.iter() {
+                        if let Some(pid) = i32::try_from(pid)
+                            .ok()
+                            .and_then(rustix::process::Pid::from_raw)
+                        {
+                            let _ = rustix::process::kill_process_group(
+                                pid,
+                                rustix::process::Signal::KILL,
+                            );
+                        }
+                    }
                     let paths = PATHS.lock();
                     if let Ok(paths) = &paths {
                         for p in paths.iter() {
@@ -675,6 +916,50 @@ mod tests {
         assert!(e.message().contains("already exists"), "{e}");
         assert_eq!(fs::read(&dest).expect("read"), b"theirs");
         assert_eq!(entries(&dir), vec!["out"]);
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn is_under_compares_directories_by_identity() {
+        let dir = scratch("under");
+        fs::create_dir_all(dir.join("a/b")).expect("mkdir");
+        let a = dir.join("a");
+        assert!(is_under(&dir.join("a/x"), &a));
+        assert!(is_under(&dir.join("a/b/new"), &a));
+        assert!(is_under(&dir.join("a/b/../x"), &a));
+        assert!(!is_under(&dir.join("x"), &a));
+        assert!(!is_under(&dir.join("a/../x"), &a));
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&a, dir.join("link")).expect("symlink");
+            assert!(is_under(&dir.join("link/x"), &a));
+        }
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_is_replaced_never_followed() {
+        let dir = scratch("links");
+        let victim = dir.join("victim");
+        fs::write(&victim, b"keep").expect("write");
+        let dest = dir.join("page");
+        std::os::unix::fs::symlink(&victim, &dest).expect("symlink");
+        let mut f = AtomicFile::replace_never_following(&dest, FileMode::Umask).expect("create");
+        f.write_all(b"new").expect("write");
+        f.commit().expect("commit");
+        assert_eq!(fs::read(&victim).expect("victim"), b"keep");
+        assert!(fs::symlink_metadata(&dest).expect("page").is_file());
+        assert_eq!(fs::read(&dest).expect("page"), b"new");
+        // Anything else that is not a regular file is refused.
+        let fifo = dir.join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        let e = refused(AtomicFile::replace_never_following(&fifo, FileMode::Umask));
+        assert!(e.message().contains("a FIFO"), "{e}");
         let _ = fs::remove_dir_all(&dir);
     }
 

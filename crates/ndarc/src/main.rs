@@ -35,6 +35,7 @@ use std::io::Write;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use ndarc::exit::{CmdResult, Failure, Status, EXIT_FAILURE};
+use ndarc::io::{AtomicFile, FileMode};
 use ndarc::term::{self, ColorChoice, Colour};
 use ndarc::{cmd, Context};
 
@@ -126,7 +127,9 @@ struct Man {
     #[arg(value_name = "COMMAND", conflicts_with = "dir")]
     command: Option<String>,
     /// Write ndarc.1 and ndarc-COMMAND.1 for every command into DIR
-    /// (created if missing; existing pages are replaced).
+    /// (created if missing; existing pages are replaced, each through a
+    /// temporary file and a rename; a symbolic link at a page's name is
+    /// replaced, never followed).
     #[arg(long, value_name = "DIR")]
     dir: Option<std::path::PathBuf>,
 }
@@ -154,7 +157,13 @@ fn run_man(args: Man) -> CmdResult {
             let path = dir.join(format!("{name}.1"));
             let mut page = Vec::new();
             render_man(cmd, &mut page).map_err(|e| Failure::io("cannot render", &e))?;
-            std::fs::write(&path, page).map_err(|e| Failure::path("cannot write", &path, &e))?;
+            // Through a temporary file and a rename: a reader never sees a
+            // partial page, and a symbolic link planted at the page's name
+            // is replaced, never written through.
+            let mut file = AtomicFile::replace_never_following(&path, FileMode::Umask)?;
+            file.write_all(&page)
+                .map_err(|e| Failure::path("cannot write", &path, &e))?;
+            file.commit()?;
         }
         return Ok(Status::Success);
     }

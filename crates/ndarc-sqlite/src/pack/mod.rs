@@ -80,6 +80,12 @@ pub struct PackOptions {
     pub objects_dir: Option<PathBuf>,
     /// The bucket of the objects of `objects_dir`.
     pub bucket: Option<String>,
+    /// Files under `objects_dir` that are not objects, as (device, inode):
+    /// the archive being written there (its temporary file, or standard
+    /// output redirected there), which would otherwise be read while it
+    /// grows. Matched by identity, never by name (Unix; ignored
+    /// elsewhere).
+    pub skip_files: Vec<(u64, u64)>,
     /// Payloads `(name, file)`.
     pub payloads: Vec<(String, PathBuf)>,
     /// The producer's `partBytes`, 1024 ..= 16 MiB (default 16 MiB).
@@ -103,6 +109,7 @@ impl Default for PackOptions {
             secret_columns: Vec::new(),
             objects_dir: None,
             bucket: None,
+            skip_files: Vec::new(),
             payloads: Vec::new(),
             part_bytes: MAX_PART_LINE,
             busy_timeout: Duration::from_secs(1),

@@ -30,7 +30,28 @@ pub(super) fn unreadable(code: &'static str, what: &Path, e: &io::Error) -> Pack
     }
 }
 
-fn walk(dir: &Path, prefix: &str, out: &mut Vec<(String, PathBuf)>) -> Result<(), PackError> {
+/// Whether the directory entry is one of `skip` (device, inode), not
+/// following a link.
+#[cfg(unix)]
+fn skipped(entry: &std::fs::DirEntry, skip: &[(u64, u64)]) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    !skip.is_empty()
+        && entry
+            .metadata()
+            .is_ok_and(|m| skip.contains(&(m.dev(), m.ino())))
+}
+
+#[cfg(not(unix))]
+fn skipped(_entry: &std::fs::DirEntry, _skip: &[(u64, u64)]) -> bool {
+    false
+}
+
+fn walk(
+    dir: &Path,
+    prefix: &str,
+    skip: &[(u64, u64)],
+    out: &mut Vec<(String, PathBuf)>,
+) -> Result<(), PackError> {
     let rd = std::fs::read_dir(dir).map_err(|e| unreadable("object_unreadable", dir, &e))?;
     for entry in rd {
         let entry = entry.map_err(|e| unreadable("object_unreadable", dir, &e))?;
@@ -49,9 +70,11 @@ fn walk(dir: &Path, prefix: &str, out: &mut Vec<(String, PathBuf)>) -> Result<()
             .map_err(|e| unreadable("object_unreadable", &path, &e))?;
         let key = format!("{prefix}{name}");
         if ft.is_dir() {
-            walk(&path, &format!("{key}/"), out)?;
+            walk(&path, &format!("{key}/"), skip, out)?;
         } else if ft.is_file() {
-            out.push((key, path));
+            if !skipped(&entry, skip) {
+                out.push((key, path));
+            }
         } else {
             return Err(PackError::Unreadable {
                 code: "object_unreadable",
@@ -104,7 +127,7 @@ pub(super) fn binaries(opts: &PackOptions) -> Result<(Vec<Binary>, Vec<Binary>),
                 )));
             }
             let mut files = Vec::new();
-            walk(dir, "", &mut files)?;
+            walk(dir, "", &opts.skip_files, &mut files)?;
             files.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
             for (key, path) in files {
                 let (size, sha256) = hash_file(&path)?;
@@ -252,6 +275,35 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    /// `skip_files` leaves out a file by identity (the archive being
+    /// written into the objects directory), whatever its name.
+    #[cfg(unix)]
+    #[test]
+    fn skipped_files_are_not_objects() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("a.txt"), b"a").unwrap();
+        let out = dir.path().join("sub/out.ndjson");
+        std::fs::write(&out, b"growing").unwrap();
+        let mut opts = PackOptions {
+            objects_dir: Some(dir.path().to_path_buf()),
+            bucket: Some("FILES".to_string()),
+            ..PackOptions::default()
+        };
+        let keys = |opts: &PackOptions| -> Vec<String> {
+            let (objects, _) = binaries(opts).unwrap();
+            objects
+                .into_iter()
+                .filter_map(|b| b.object.map(|(_, key)| key))
+                .collect()
+        };
+        assert_eq!(keys(&opts), ["a.txt", "sub/out.ndjson"]);
+        let meta = std::fs::metadata(&out).unwrap();
+        opts.skip_files = vec![(meta.dev(), meta.ino())];
+        assert_eq!(keys(&opts), ["a.txt"]);
     }
 
     #[test]

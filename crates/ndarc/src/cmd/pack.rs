@@ -8,7 +8,7 @@ use ndarc_sqlite::pack::{pack, PackError, PackOptions, PackSummary};
 
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::parse_size;
-use crate::io::OutputArgs;
+use crate::io::{input_refused, is_stdio, is_under, refuse_input, Output, OutputArgs};
 use crate::term;
 use crate::Context;
 
@@ -75,7 +75,9 @@ pub struct Args {
     #[arg(long, value_name = "TABLE.COLUMN")]
     pub secret_column: Vec<String>,
     /// Every regular file under DIR becomes an object of --bucket, its key
-    /// the path relative to DIR with '/'.
+    /// the path relative to DIR with '/'. A symbolic link there is refused,
+    /// never followed; the archive being written (-o inside DIR) is not an
+    /// object.
     #[arg(long, value_name = "DIR", requires = "bucket")]
     pub objects_dir: Option<PathBuf>,
     /// The bucket of the --objects-dir objects.
@@ -176,6 +178,48 @@ pub fn summary_json(s: &PackSummary) -> Vec<u8> {
     line
 }
 
+/// Refuses an output that is one of the inputs, even with `--force`: the
+/// database, a `--payload` file, or an existing file under
+/// `--objects-dir` (all of which are read).
+fn refuse_inputs(args: &Args, opts: &PackOptions) -> Result<(), Failure> {
+    let Some(dest) = args.output.output.as_deref().filter(|p| !is_stdio(p)) else {
+        return Ok(());
+    };
+    let mut inputs = vec![args.db.as_path()];
+    inputs.extend(opts.payloads.iter().map(|(_, p)| p.as_path()));
+    refuse_input(dest, &inputs)?;
+    if let Some(dir) = &opts.objects_dir {
+        if std::fs::symlink_metadata(dest).is_ok() && is_under(dest, dir) {
+            return Err(input_refused(dest));
+        }
+    }
+    Ok(())
+}
+
+/// The (device, inode) of the file the archive is being written to: the
+/// temporary file of `-o`, or standard output when it is a regular file
+/// (`> FILE`), so that a walk of `--objects-dir` skips it.
+fn output_identity(out: &Output) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = match out {
+            Output::File(f) => std::fs::metadata(f.temp_path()?).ok()?,
+            Output::Stdout(_) => {
+                use std::os::fd::AsFd;
+                let fd = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+                std::fs::File::from(fd).metadata().ok()?
+            }
+        };
+        meta.is_file().then(|| (meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = out;
+        None
+    }
+}
+
 /// Runs `ndarc pack`.
 pub fn run(args: Args, ctx: &Context) -> CmdResult {
     let opts = args.options()?;
@@ -185,7 +229,12 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             args.db.display()
         )));
     }
+    refuse_inputs(&args, &opts)?;
     let mut out = args.output.open(crate::io::ARCHIVE_MODE)?;
+    let mut opts = opts;
+    if opts.objects_dir.is_some() {
+        opts.skip_files = output_identity(&out).into_iter().collect();
+    }
     let db = args.db.display().to_string();
     match pack(&args.db, &opts, &mut out) {
         Ok(summary) => {

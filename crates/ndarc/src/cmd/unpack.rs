@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use ndarc_sqlite::unpack::{unpack, unpack_reader, UnpackOptions};
 
 use crate::exit::{CmdResult, Failure, Status};
+use crate::flags::Jobs;
+use crate::io::{input_refused, is_under, refuse_input};
 use crate::term;
 use crate::Context;
 
@@ -53,7 +55,8 @@ pub struct Args {
     /// Write objects and payloads under DIR.
     #[arg(long, value_name = "DIR")]
     pub objects_dir: Option<PathBuf>,
-    /// Replace an existing database and existing object files.
+    /// Replace an existing database and existing object files (never the
+    /// archive, nor a database path that is not a regular file).
     #[arg(long)]
     pub force: bool,
     /// The mode of every file written (the database, objects, payloads),
@@ -62,17 +65,47 @@ pub struct Args {
     /// private. A file replaced with --force keeps its mode.
     #[arg(long, value_name = "OCTAL", value_parser = crate::io::parse_mode)]
     pub mode: Option<u32>,
-    /// Verification threads (default: one per core).
-    #[arg(short, long, value_name = "N", default_value_t = 0)]
-    pub jobs: usize,
+    /// `--jobs`: verification threads.
+    #[command(flatten)]
+    pub jobs: Jobs,
+}
+
+/// Refuses outputs that would destroy an input or a node that is not a
+/// regular file, before the library is called: the archive as the
+/// database (even with --force), a database path that is a FIFO, device
+/// or socket (it is written to a temporary file and renamed over DB), and
+/// with --force an archive inside DIR/objects or DIR/payloads, where an
+/// object or payload could replace it.
+fn refuse_outputs(args: &Args) -> Result<(), Failure> {
+    refuse_input(&args.output, &[&args.archive])?;
+    if let Ok(meta) = std::fs::metadata(&args.output) {
+        if !meta.is_file() && !meta.is_dir() {
+            return Err(Failure::new(format!(
+                "cannot write {}: not a regular file; the database is written beside it and renamed into place, which would replace it",
+                args.output.display()
+            )));
+        }
+    }
+    let from_stdin = crate::io::is_stdio(&args.archive);
+    if let (Some(dir), true, false) = (&args.objects_dir, args.force, from_stdin) {
+        // The file itself, wherever a link to it is.
+        let archive = std::fs::canonicalize(&args.archive).unwrap_or_else(|_| args.archive.clone());
+        for sub in ["objects", "payloads"] {
+            if is_under(&archive, &dir.join(sub)) {
+                return Err(input_refused(&args.archive));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Runs `ndarc unpack`.
 pub fn run(args: Args, ctx: &Context) -> CmdResult {
+    refuse_outputs(&args)?;
     let opts = UnpackOptions {
         objects_dir: args.objects_dir.clone(),
         force: args.force,
-        jobs: args.jobs,
+        jobs: args.jobs.get(),
         mode: args.mode.unwrap_or(ndarc_sqlite::unpack::PRIVATE_MODE),
         temp_files: Some(ndarc_sqlite::unpack::TempFiles {
             created: crate::io::cleanup::register,

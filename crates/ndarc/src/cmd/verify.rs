@@ -1,7 +1,7 @@
 //! `ndarc verify`: check every rule of SPEC.md.
 
-use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -11,7 +11,7 @@ use ndarc_verify::{Options, Report, Severity};
 
 use crate::dbinput::{Header, PackStream, Refused};
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::{clamp_jobs, Limits, MaxErrors};
+use crate::flags::{Jobs, Limits, MaxErrors};
 use crate::io::{is_stdio, refuse_input, AtomicFile};
 use crate::term::{self, paint, Style};
 use crate::Context;
@@ -62,10 +62,9 @@ pub struct Args {
     /// Fail on warnings too.
     #[arg(long)]
     strict: bool,
-    /// Threads checking lines, the reading thread among them (default: one
-    /// per core; 1 runs on one core only).
-    #[arg(long, short = 'j', value_name = "N", default_value_t = 0)]
-    jobs: usize,
+    /// `--jobs`: threads checking lines, the reading thread among them.
+    #[command(flatten)]
+    jobs: Jobs,
     /// `--max-errors`.
     #[command(flatten)]
     max_errors: MaxErrors,
@@ -79,7 +78,7 @@ pub struct Args {
     /// Check the archive against an import policy (SPEC.md §15): a JSON
     /// file of `product`, `contentHash`, `acceptedSchemas`, `excludeTables`,
     /// `secretColumns` and `requiredConfiguration`. Each breach is an error
-    /// `policy_*`; the receipt records the policy.
+    /// `policy_*`; the receipt records the policy. At most 16 MiB is read.
     #[arg(long, value_name = "FILE", help_heading = "Policy")]
     policy: Option<PathBuf>,
     /// The archive's closing must carry this `contentHash` (the hash the
@@ -99,12 +98,33 @@ pub struct Args {
     quiet: bool,
 }
 
+/// The largest `--policy` file read. A policy is a few lines of JSON; the
+/// limit keeps a file such as `/dev/zero` from taking all memory.
+pub const MAX_POLICY_BYTES: usize = 16 << 20;
+
+/// The bytes of `--policy FILE`, at most [`MAX_POLICY_BYTES`].
+fn read_policy(path: &Path) -> Result<Vec<u8>, Failure> {
+    let read_err = |e: &std::io::Error| Failure::path("cannot read", path, e);
+    let file = std::fs::File::open(path).map_err(|e| read_err(&e))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_POLICY_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| read_err(&e))?;
+    if bytes.len() > MAX_POLICY_BYTES {
+        return Err(Failure::new(format!(
+            "--policy {}: larger than 16 MiB; a policy is a small JSON file",
+            path.display()
+        )));
+    }
+    Ok(bytes)
+}
+
 /// The policy of `--policy FILE` with the `--expect-*` and
 /// `--accept-schema` options on top; `None` when none is given.
 fn policy(args: &Args) -> Result<Option<Policy>, Failure> {
     let mut policy = match &args.policy {
         Some(path) => {
-            let bytes = std::fs::read(path).map_err(|e| Failure::path("cannot read", path, &e))?;
+            let bytes = read_policy(path)?;
             Policy::from_json(&bytes)
                 .map_err(|e| Failure::new(format!("{}: {e}", path.display())))?
         }
@@ -160,7 +180,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     }
     let mut options = Options {
         max_errors: args.max_errors.max_errors,
-        jobs: clamp_jobs(args.jobs),
+        jobs: args.jobs.get(),
         max_line: args.limits.max_line_bytes,
         max_manifest_line: args.limits.max_manifest_bytes,
         ..Options::default()
