@@ -29,7 +29,7 @@
 //! - every statement starts a line and ends with `;` and a newline; every
 //!   line ndarc writes is one whole statement or a `--` comment of its own
 //!   text. Cells never span lines: text with a line break is written as
-//!   `('a'||char(10)||'b')`, text with NUL as hex. The only text copied
+//!   `replace('a~b','~',char(10))`, text with NUL as hex. The only text copied
 //!   as it is, a new table's `sql`, is copied only when it starts with
 //!   `CREATE`, holds no `;`, no control character but tab, CR and LF, and
 //!   no line the shell would take for the end of a statement (`/`, `go`):
@@ -108,9 +108,11 @@ pub fn literal(v: &Value<'_>) -> String {
     }
 }
 
-/// A text literal on one line: `'it''s'`; with CR or LF, pieces joined by
-/// `char()` (the shell reads a patch line by line and drops a CR before a
-/// line's end); with NUL (where an SQL literal ends), the UTF-8 bytes.
+/// A text literal on one line: `'it''s'`; with CR or LF (the shell reads
+/// a patch line by line and drops a CR before a line's end), each written
+/// as a mark the text lacks, put back by `replace()`:
+/// `replace('a~b','~',char(10))` (a flat expression however many lines
+/// the text has); with NUL (where an SQL literal ends), the UTF-8 bytes.
 fn text(s: &str) -> String {
     if s.contains('\0') {
         return format!("CAST(X'{}' AS TEXT)", hex(s.as_bytes()));
@@ -118,26 +120,28 @@ fn text(s: &str) -> String {
     if !s.contains(['\n', '\r']) {
         return format!("'{}'", s.replace('\'', "''"));
     }
-    let mut pieces: Vec<String> = Vec::new();
-    let mut rest = s;
-    while !rest.is_empty() {
-        let cut = rest.find(['\n', '\r']).unwrap_or(rest.len());
-        if cut > 0 {
-            pieces.push(format!("'{}'", rest[..cut].replace('\'', "''")));
+    const MARKS: &str = "~^`|#@$%&*+=!?";
+    let mut marks = MARKS
+        .chars()
+        .chain((0xE000..=0xF8FF).filter_map(char::from_u32));
+    let mut body = s.to_string();
+    let mut wraps = Vec::new();
+    for (brk, code) in [('\n', 10), ('\r', 13)] {
+        if !s.contains(brk) {
+            continue;
         }
-        let breaks = rest[cut..]
-            .find(|c| c != '\n' && c != '\r')
-            .unwrap_or(rest.len() - cut);
-        if breaks > 0 {
-            let codes: Vec<String> = rest[cut..cut + breaks]
-                .bytes()
-                .map(|b| b.to_string())
-                .collect();
-            pieces.push(format!("char({})", codes.join(",")));
-        }
-        rest = &rest[cut + breaks..];
+        let Some(mark) = marks.find(|m| !s.contains(*m)) else {
+            // Every mark is in the text: its bytes, then.
+            return format!("CAST(X'{}' AS TEXT)", hex(s.as_bytes()));
+        };
+        body = body.replace(brk, mark.encode_utf8(&mut [0; 4]));
+        wraps.push((mark, code));
     }
-    format!("({})", pieces.join("||"))
+    let mut expr = format!("'{}'", body.replace('\'', "''"));
+    for (mark, code) in wraps {
+        expr = format!("replace({expr},'{mark}',char({code}))");
+    }
+    expr
 }
 
 fn hex(b: &[u8]) -> String {
@@ -893,12 +897,12 @@ mod tests {
 
     #[test]
     fn text_never_spans_lines() {
-        assert_eq!(lit(r#""a\nb""#), "('a'||char(10)||'b')");
+        assert_eq!(lit(r#""a\nb""#), "replace('a~b','~',char(10))");
         assert_eq!(
-            lit(r#""\r\n.shell x\n'""#),
-            "(char(13,10)||'.shell x'||char(10)||'''')"
+            lit(r#""~\r\n.shell x\n'""#),
+            "replace(replace('~`^.shell x^''','^',char(10)),'`',char(13))"
         );
-        assert_eq!(lit(r#""\n""#), "(char(10))");
+        assert_eq!(lit(r#""\n""#), "replace('~','~',char(10))");
     }
 
     #[test]
