@@ -180,7 +180,10 @@ impl<'i, 'a> Stream<'i, 'a> {
             })?;
         if let Some((_, d)) = self.lines.as_ref().and_then(|l| l.get(&offset)) {
             if digest128(&[&bytes]) != *d {
-                return Err(bad("the line is not the one first read (the input changed while it was read)".into()));
+                return Err(bad(
+                    "the line is not the one first read (the input changed while it was read)"
+                        .into(),
+                ));
             }
         }
         let table = self

@@ -5,8 +5,8 @@
 use ndarc_format::Manifest;
 
 use crate::model::Diff;
-use crate::side::PartRows;
 use crate::scan::slice;
+use crate::side::PartRows;
 use crate::Error;
 
 /// Which rows of one of the second archive's tables a [`RowSink`] takes.

@@ -258,7 +258,11 @@ fn round_bits(x: u128, bits: u32) -> (u128, i32) {
 
 /// `m·2^e` as a double (`m` below 2^54, the result a normal double).
 fn scaled(m: u128, e: i32) -> Option<f64> {
-    let pow = |k: i32| (-1022..=1023).contains(&k).then(|| f64::from_bits(((1023 + k) as u64) << 52));
+    let pow = |k: i32| {
+        (-1022..=1023)
+            .contains(&k)
+            .then(|| f64::from_bits(((1023 + k) as u64) << 52))
+    };
     // `m` is exact as a double; the power of two is applied in two steps
     // so that neither leaves the normal range.
     let (a, b) = (e / 2, e - e / 2);
@@ -859,7 +863,9 @@ pub fn write_patch(d: &Diff, after: &[u8], out: &mut dyn Write) -> Result<(), Pa
                 Wanted::All => true,
                 Wanted::Added => patch.defs.get(table).is_some_and(|def| {
                     key_of(def, row, rowid).is_some_and(|k| {
-                        wanted.get(table).is_some_and(|keys| keys.contains(k.as_str()))
+                        wanted
+                            .get(table)
+                            .is_some_and(|keys| keys.contains(k.as_str()))
                     })
                 }),
                 Wanted::None => false,
@@ -932,7 +938,10 @@ mod tests {
         assert_eq!(number(1.5e-7), "1.5e-7");
         assert_eq!(number(4.35), "4.35");
         assert_eq!(number(0.5), "0.5");
-        assert!(!decimal_is_exact("66651525643534064", 66_651_525_643_534_064.0));
+        assert!(!decimal_is_exact(
+            "66651525643534064",
+            66_651_525_643_534_064.0
+        ));
     }
 
     /// The exact forms, evaluated by SQLite (the bundled one), give the

@@ -12,10 +12,7 @@ use std::process::{Command, Stdio};
 use rusqlite::types::Value as Sql;
 
 fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "ndarc-patch-sqlite3-{name}-{}",
-        std::process::id()
-    ));
+    let d = std::env::temp_dir().join(format!("ndarc-patch-sqlite3-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -64,8 +61,7 @@ fn sqlite3(dir: &Path, db: &str, script: &[u8]) -> (i32, String) {
     let out = child.wait_with_output().expect("wait");
     (
         out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned()
-            + &String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout),
     )
 }
 
@@ -206,13 +202,7 @@ fn reals_survive_the_sqlite3_shell_bit_for_bit() {
         b.execute_batch("CREATE TABLE fresh(x REAL, y NUMERIC, z);")
             .unwrap();
         let tx = b.unchecked_transaction().unwrap();
-        let ints = [
-            0i64,
-            1,
-            -1,
-            9_007_199_254_740_991,
-            -9_007_199_254_740_991,
-        ];
+        let ints = [0i64, 1, -1, 9_007_199_254_740_991, -9_007_199_254_740_991];
         for (id, v) in values.iter().enumerate() {
             tx.execute(
                 "INSERT INTO t VALUES(?1, ?2, ?2, ?2, ?3)",
@@ -228,7 +218,11 @@ fn reals_survive_the_sqlite3_shell_bit_for_bit() {
     }
     pack(&d, "a.db", "a.ndjson");
     pack(&d, "b.db", "b.ndjson");
-    let (code, patch, err) = ndarc(&["diff", "--format", "sql", "a.ndjson", "b.ndjson"], &d, None);
+    let (code, patch, err) = ndarc(
+        &["diff", "--format", "sql", "a.ndjson", "b.ndjson"],
+        &d,
+        None,
+    );
     assert_eq!(code, 1, "{err}");
     unpack(&d, "a.ndjson", "c.db");
     unpack(&d, "b.ndjson", "expected.db");
@@ -258,7 +252,11 @@ fn with_sql(dir: &Path, archive: &str, table: &str, sql: &str, out: &str) {
     }
     let edited = format!("{m}\n{rest}");
     std::fs::write(dir.join("edited.ndjson"), edited).unwrap();
-    let (code, _, err) = ndarc(&["canon", "--reseal", "edited.ndjson", "-o", out, "--force"], dir, None);
+    let (code, _, err) = ndarc(
+        &["canon", "--reseal", "edited.ndjson", "-o", out, "--force"],
+        dir,
+        None,
+    );
     assert_eq!(code, 0, "reseal: {err}");
 }
 
@@ -301,7 +299,14 @@ fn hostile_sql_writes_no_patch_and_runs_nothing() {
     }
     // Without verification no patch is written at all.
     let (code, patch, err) = ndarc(
-        &["diff", "--no-verify", "--format", "sql", "a.ndjson", "b.ndjson"],
+        &[
+            "diff",
+            "--no-verify",
+            "--format",
+            "sql",
+            "a.ndjson",
+            "b.ndjson",
+        ],
         &d,
         None,
     );
@@ -325,8 +330,10 @@ fn hostile_text_stays_data() {
     ];
     {
         let a = rusqlite::Connection::open(d.join("a.db")).unwrap();
-        a.execute_batch("CREATE TABLE t(k TEXT PRIMARY KEY, v); INSERT INTO t VALUES('k0', 'old');")
-            .unwrap();
+        a.execute_batch(
+            "CREATE TABLE t(k TEXT PRIMARY KEY, v); INSERT INTO t VALUES('k0', 'old');",
+        )
+        .unwrap();
         let b = rusqlite::Connection::open(d.join("b.db")).unwrap();
         b.execute_batch("CREATE TABLE t(k TEXT PRIMARY KEY, v);")
             .unwrap();

@@ -310,9 +310,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         ),
         false => None,
     };
-    let sink = patch
-        .as_mut()
-        .map(|p| p as &mut dyn ndarc_diff::RowSink);
+    let sink = patch.as_mut().map(|p| p as &mut dyn ndarc_diff::RowSink);
     let result = ndarc_diff::diff_labeled_with_sink((&na, sa), (&nb, sb), &opts, sink);
     for (n, p) in packing {
         if let Err(Refused(why)) = p.finish() {
