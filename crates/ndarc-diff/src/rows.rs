@@ -517,6 +517,7 @@ struct Entry {
 
 /// Diffs the rows of one table (present on either side or both); `None`
 /// ignores the table (its rows are skipped).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn diff_table(
     name: &str,
     pair: Option<&Pair<'_>>,

@@ -314,7 +314,7 @@ fn decimal_is_exact(text: &str, v: f64) -> bool {
         let t = d.leading_zeros() - 1;
         let n = d << t;
         // The quotient to at least 66 bits, its last bit sticky.
-        let q = n / scale | u128::from(n % scale != 0);
+        let q = (n / scale) | u128::from(n % scale != 0);
         let (m64, s1) = round_bits(q, 64);
         let (m53, s2) = round_bits(m64, 53);
         let Some(ld) = scaled(m53, s1 + s2 - t as i32) else {
@@ -965,7 +965,7 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            let f = if x % 3 == 0 {
+            let f = if x.is_multiple_of(3) {
                 (x >> 20) as f64 / 1000.0
             } else {
                 f64::from_bits(x)

@@ -209,7 +209,7 @@ fn reals_survive_the_sqlite3_shell_bit_for_bit() {
                 rusqlite::params![id as i64 + 1, v, ints[id % ints.len()]],
             )
             .unwrap();
-            if id % 4 == 0 {
+            if id.is_multiple_of(4) {
                 tx.execute("INSERT INTO fresh VALUES(?1, ?1, ?1)", [v])
                     .unwrap();
             }
