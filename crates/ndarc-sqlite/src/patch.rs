@@ -774,6 +774,11 @@ impl RowSink for Patch {
         };
         let row = ndarc_json::parse(row).map_err(bad)?;
         let rowid = rowid.map(ndarc_json::parse).transpose().map_err(bad)?;
+        if let Some(o) = row.as_object() {
+            for (c, _) in o.iter() {
+                check_name(c).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            }
+        }
         let sql = insert(name, def, &row, rowid.as_ref());
         self.spool.write_all(sql.as_bytes())?;
         self.len += sql.len() as u64;
