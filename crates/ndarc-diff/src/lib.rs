@@ -40,6 +40,7 @@ pub mod render;
 mod rows;
 mod scan;
 mod side;
+mod sink;
 mod source;
 
 use ndarc_format::Finding;
@@ -52,6 +53,7 @@ pub use model::{
     ExcludedColumnsChange, Ignored, NameChanges, RowChange, SchemaDiff, Side, SqlDiff, TableDiff,
     TableInfo, TableSchemaChange,
 };
+pub use sink::{RowSink, Wanted};
 pub use source::Source;
 
 /// Options of a diff.
@@ -165,6 +167,9 @@ pub enum Error {
     /// A worker thread could not start.
     #[error("could not start a reader thread: {0}")]
     Thread(std::io::Error),
+    /// A [`RowSink`] could not take a row.
+    #[error("{0}")]
+    Sink(std::io::Error),
 }
 
 /// The compiled ignore patterns.
@@ -267,6 +272,21 @@ pub fn diff_labeled(
     after: (&str, Source<'_>),
     opts: &Options,
 ) -> Result<Diff, Error> {
+    diff_labeled_with_sink(before, after, opts, None)
+}
+
+/// [`diff_labeled`], handing rows of the second archive to `sink` as they
+/// are read (see [`RowSink`]): the second archive is read once. With a
+/// sink, a line of the second archive read again by offset (rows out of
+/// key order) must be the line first read (its digest is kept while its
+/// table is diffed), or the diff is an error.
+pub fn diff_labeled_with_sink(
+    before: (&str, Source<'_>),
+    after: (&str, Source<'_>),
+    opts: &Options,
+    sink: Option<&mut dyn RowSink>,
+) -> Result<Diff, Error> {
+    let mut taker = sink::Taker::new(sink);
     let matcher = Matcher::new(opts)?;
     let (na, nb) = (before.0.to_string(), after.0.to_string());
     let (ia, sa) = open(Side::Before, before)?;
@@ -293,9 +313,12 @@ pub fn diff_labeled(
         let nv = opts.no_verify;
         let mut a = rows::Stream::new(rxa, Side::Before, &na, ia, nv, max_line);
         let mut b = rows::Stream::new(rxb, Side::After, &nb, ib, nv, max_line);
+        if taker.is_some() {
+            b.keep_line_digests();
+        }
         // Dropping the streams on any return hangs up on the readers, which
         // then stop.
-        merge(&mut a, &mut b, &na, &nb, &matcher, opts)
+        merge(&mut a, &mut b, &na, &nb, &matcher, opts, &mut taker)
     })
 }
 
@@ -306,6 +329,7 @@ fn merge(
     nb: &str,
     matcher: &Matcher,
     opts: &Options,
+    taker: &mut sink::Taker<'_>,
 ) -> Result<Diff, Error> {
     // Each side's manifest, as its reader holds it (one typed form per side).
     let ta = a.manifest()?;
@@ -337,6 +361,7 @@ fn merge(
         ..Diff::default()
     };
     manifest::diff_manifests(ma, mb, matcher, &mut d);
+    taker.start(mb, &d);
 
     if let Some(e) = ta.error.as_ref().or(tb.error.as_ref()) {
         return Err(Error::Key(e.clone()));
@@ -384,7 +409,9 @@ fn merge(
                 opts.no_verify,
             )
         });
-        let t = rows::diff_table(name, pair.as_ref(), x, y, a, b, opts.row_contents)?;
+        // Rows of ignored tables are skipped, not taken.
+        taker.table(name, y.filter(|_| pair.is_some()));
+        let t = rows::diff_table(name, pair.as_ref(), x, y, a, b, opts.row_contents, taker)?;
         if !t.is_empty() {
             d.tables.push(t);
         }

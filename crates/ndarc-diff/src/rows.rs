@@ -10,6 +10,7 @@ use crate::key::digest128;
 use crate::model::{CellChange, ColumnScope, RowChange, Side, TableDiff};
 use crate::scan::{slice, Span};
 use crate::side::{self, Event, PartRows, SideEnd, SideTable, SideTables};
+use crate::sink::Taker;
 use crate::source::Input;
 use crate::{Error, Matcher};
 
@@ -26,6 +27,10 @@ pub(crate) struct Stream<'i, 'a> {
     tables: Option<SideTables>,
     no_verify: bool,
     max_line: usize,
+    /// Digests of the part lines read, by offset, with their tables: a
+    /// line read again must be the line first read (kept for the second
+    /// archive when its rows go to a sink; see `keep_line_digests`).
+    lines: Option<HashMap<u64, (usize, u128)>>,
 }
 
 impl<'i, 'a> Stream<'i, 'a> {
@@ -49,6 +54,22 @@ impl<'i, 'a> Stream<'i, 'a> {
             tables: None,
             no_verify,
             max_line,
+            lines: None,
+        }
+    }
+
+    /// Keeps the digest of each part line read, so that a line read again
+    /// by offset is checked to be the same (the sides' readers verified
+    /// the line first read; a file changed since must not slip in).
+    pub(crate) fn keep_line_digests(&mut self) {
+        self.lines = Some(HashMap::new());
+    }
+
+    /// Forgets the digests of lines of tables other than `t`: lines are
+    /// read again only while their table is diffed.
+    fn keep_lines_of(&mut self, t: Option<usize>) {
+        if let Some(l) = &mut self.lines {
+            l.retain(|_, (table, _)| Some(*table) == t);
         }
     }
 
@@ -89,6 +110,9 @@ impl<'i, 'a> Stream<'i, 'a> {
             }
             match self.rx.recv() {
                 Ok(Event::Rows(p)) => {
+                    if let Some(l) = &mut self.lines {
+                        l.insert(p.offset, (p.table, digest128(&[&p.bytes])));
+                    }
                     self.cur = Some(p);
                     self.pos = 0;
                 }
@@ -154,6 +178,14 @@ impl<'i, 'a> Stream<'i, 'a> {
                 name: self.name.clone(),
                 source: e,
             })?;
+        if let Some((_, d)) = self.lines.as_ref().and_then(|l| l.get(&offset)) {
+            if digest128(&[&bytes]) != *d {
+                return Err(bad(
+                    "the line is not the one first read (the input changed while it was read)"
+                        .into(),
+                ));
+            }
+        }
         let table = self
             .tables
             .as_ref()
@@ -485,6 +517,7 @@ struct Entry {
 
 /// Diffs the rows of one table (present on either side or both); `None`
 /// ignores the table (its rows are skipped).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn diff_table(
     name: &str,
     pair: Option<&Pair<'_>>,
@@ -493,6 +526,7 @@ pub(crate) fn diff_table(
     a: &mut Stream<'_, '_>,
     b: &mut Stream<'_, '_>,
     contents: usize,
+    taker: &mut Taker<'_>,
 ) -> Result<TableDiff, Error> {
     let mut out = TableDiff {
         name: name.to_string(),
@@ -503,6 +537,7 @@ pub(crate) fn diff_table(
         b.skip(tb)?;
         return Ok(out);
     };
+    b.keep_lines_of(tb);
     out.scope = pair.scope.clone();
     let mut acc = Acc {
         contents,
@@ -520,7 +555,9 @@ pub(crate) fn diff_table(
             || ((ha || hb) && pair.chosen_key());
         if unordered {
             out.unordered = true;
-            hash_join(pair, ta, tb, a, b, &mut acc)?;
+            // What the merge called added may yet match.
+            taker.restart()?;
+            hash_join(pair, ta, tb, a, b, &mut acc, taker)?;
             break;
         }
         match (ha, hb, a.cur.as_ref(), b.cur.as_ref()) {
@@ -534,6 +571,7 @@ pub(crate) fn diff_table(
                     } else if pair.shape {
                         acc.changed.push((pos, Pair::columns_change(x.text())));
                     }
+                    taker.read(pb, j)?;
                     a.pos += 1;
                     b.pos += 1;
                 } else if x.cmp(&y).is_lt() {
@@ -541,6 +579,7 @@ pub(crate) fn diff_table(
                     a.pos += 1;
                 } else {
                     acc.add(pb, j, y.text());
+                    taker.added(pb, j)?;
                     b.pos += 1;
                 }
             }
@@ -552,6 +591,7 @@ pub(crate) fn diff_table(
             (_, true, _, Some(pb)) => {
                 let j = b.pos;
                 acc.add(pb, j, pb.key(j, kb).text());
+                taker.added(pb, j)?;
                 b.pos += 1;
             }
             _ => break,
@@ -587,6 +627,7 @@ fn hash_join(
     a: &mut Stream<'_, '_>,
     b: &mut Stream<'_, '_>,
     acc: &mut Acc,
+    taker: &mut Taker<'_>,
 ) -> Result<(), Error> {
     let (ka, kb) = (pair.pk_a(), pair.pk_b());
     // Keys seen per side, when chosen (a table's own key is unique, as
@@ -678,6 +719,7 @@ fn hash_join(
         if b.ready(tb)? {
             if let (Some(pb), Some(t)) = (b.cur.as_ref(), ta) {
                 for j in b.pos..pb.rows.len() {
+                    taker.read(pb, j)?;
                     let kh = pb.key(j, kb).digest();
                     if check && !seen_b.insert(kh) {
                         return Err(twice(b, pb.key(j, kb).text()));
@@ -705,6 +747,7 @@ fn hash_join(
             } else if let Some(pb) = b.cur.as_ref() {
                 for j in b.pos..pb.rows.len() {
                     acc.add(pb, j, pb.key(j, kb).text());
+                    taker.added(pb, j)?;
                 }
             }
             b.pos = b.cur.as_ref().map_or(0, |p| p.rows.len());
@@ -718,9 +761,9 @@ fn hash_join(
     // Keys of what is left, re-read line by line (contents kept for all:
     // the first in archive order are known only once sorted).
     let keep = acc.contents > 0;
-    for (index, t, stream, list, pk) in [
-        (index_a, ta, &*a, &mut acc.removed, ka),
-        (index_b, tb, &*b, &mut acc.added, kb),
+    for (index, t, stream, list, pk, side) in [
+        (index_a, ta, &*a, &mut acc.removed, ka, Side::Before),
+        (index_b, tb, &*b, &mut acc.added, kb, Side::After),
     ] {
         let Some(t) = t else { continue };
         let mut left: Vec<Pos> = index.into_values().map(|e| e.pos).collect();
@@ -733,6 +776,10 @@ fn hash_join(
             if let Some(p) = &cached {
                 if let Some(i) = row_at(p, pos.1) {
                     list.push((pos, p.key(i, pk).text(), keep.then(|| row_value(p, i))));
+                    if side == Side::After {
+                        // In archive order, as the merge gives them.
+                        taker.added_late(p, i)?;
+                    }
                 }
             }
         }

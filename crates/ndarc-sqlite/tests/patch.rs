@@ -243,3 +243,56 @@ fn ignored_tables_and_columns_yield_no_statements() {
         let _ = std::fs::remove_file(p);
     }
 }
+
+/// The patch a [`Patch`](ndarc_sqlite::patch::Patch) writes as the sink of
+/// the diff (AFTER read once) is the patch `write_patch` writes from the
+/// diff and AFTER read again.
+#[test]
+fn the_streamed_patch_is_the_patch() {
+    let o = FuzzOptions::default();
+    let d = dir();
+    for seed in 200..240 {
+        let a = generate(seed, &o).spec;
+        let b = variant(&a, seed, &o);
+        let (pa, pb) = (
+            d.join(format!("{seed}-s-a.db")),
+            d.join(format!("{seed}-s-b.db")),
+        );
+        a.write(&pa).unwrap();
+        b.write(&pb).unwrap();
+        let (xa, xb) = (packed(&pa), packed(&pb));
+        let mut patch = ndarc_sqlite::patch::Patch::new().unwrap();
+        let diff = ndarc_diff::diff_labeled_with_sink(
+            ("before", ndarc_diff::Source::Bytes(&xa)),
+            ("after", ndarc_diff::Source::Bytes(&xb)),
+            &ndarc_diff::Options::default(),
+            Some(&mut patch),
+        )
+        .unwrap();
+        let mut streamed = Vec::new();
+        patch.finish(&diff, &mut streamed).unwrap();
+        assert_eq!(
+            String::from_utf8(streamed).unwrap(),
+            patch_of(&xa, &xb),
+            "seed {seed}"
+        );
+        // And without verification there is no patch.
+        let unverified = ndarc_diff::diff(
+            ndarc_diff::Source::Bytes(&xa),
+            ndarc_diff::Source::Bytes(&xb),
+            &ndarc_diff::Options {
+                no_verify: true,
+                ..ndarc_diff::Options::default()
+            },
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        assert!(matches!(
+            ndarc_sqlite::patch::write_patch(&unverified, &xb, &mut out),
+            Err(ndarc_sqlite::patch::PatchError::Unverified)
+        ));
+        assert!(out.is_empty());
+        let _ = std::fs::remove_file(&pa);
+        let _ = std::fs::remove_file(&pb);
+    }
+}

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use ndarc_diff::render::{self, RenderOptions};
 use ndarc_diff::{Error, Source};
 
+use ndarc_sqlite::patch::PatchError;
+
 use crate::dbinput::{self, Header, PackStream, Refused};
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::{Limits, MaxErrors};
@@ -26,8 +28,11 @@ pub enum Format {
     /// pull-request comments.
     Markdown,
     /// An SQL patch, as sqldiff writes one: applied to a database holding
-    /// BEFORE (`ndarc unpack`), it gives AFTER's content. AFTER must be a
-    /// file or a database.
+    /// BEFORE (`ndarc unpack`), it gives AFTER's content. Both inputs are
+    /// always verified (not with --no-verify), the patch is written only
+    /// once AFTER proved valid, holds only ndarc's own statements (no line
+    /// the sqlite3 shell could take for a dot-command) and gives REAL
+    /// values bit for bit.
     Sql,
 }
 
@@ -154,7 +159,8 @@ pub struct Args {
     #[arg(long)]
     pub keys_only: bool,
 
-    /// Do not verify the inputs (faster; the output says so).
+    /// Do not verify the inputs (faster; the output says so). Not with
+    /// --format sql: a patch is written only from verified archives.
     #[arg(long)]
     pub no_verify: bool,
 
@@ -236,31 +242,6 @@ fn open<'a>(
     }
 }
 
-/// The second input's bytes, for `--format sql` (which reads its rows
-/// again): the file, or the database packed as `diff` packed it.
-fn after_bytes(after: &Path, before: &Path) -> Result<Vec<u8>, Failure> {
-    if is_stdio(after) {
-        return Err(Failure::new(
-            "--format sql reads AFTER twice: give it as a file, not standard input",
-        ));
-    }
-    if !dbinput::is_database(after) {
-        return std::fs::read(after).map_err(|e| Failure::path("cannot read", after, &e));
-    }
-    // As `diff` packed it: the first input's header, or the first
-    // database's.
-    let header = Header::of_archive(before).unwrap_or_else(|| Header::for_database(before));
-    let mut p = PackStream::spawn(after, &header);
-    let mut bytes = Vec::new();
-    if let Some(mut r) = p.reader() {
-        std::io::Read::read_to_end(&mut r, &mut bytes)
-            .map_err(|e| Failure::path("cannot pack", after, &e))?;
-    }
-    p.finish()
-        .map_err(|Refused(why)| Failure::new(format!("{}: {why}", after.display())))?;
-    Ok(bytes)
-}
-
 /// Runs `ndarc diff`.
 pub fn run(args: Args, ctx: &Context) -> CmdResult {
     if is_stdio(&args.before) && is_stdio(&args.after) {
@@ -271,9 +252,15 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     if let Some(dest) = &args.output.output {
         refuse_input(dest, &[&args.before, &args.after])?;
     }
-    if !args.key.is_empty() && args.format == Format::Sql && !args.stat {
+    let patch_wanted = args.format == Format::Sql && !args.stat;
+    if !args.key.is_empty() && patch_wanted {
         return Err(Failure::new(
             "--key cannot be used with --format sql: the patch addresses rows by their own key",
+        ));
+    }
+    if args.no_verify && patch_wanted {
+        return Err(Failure::new(
+            "--no-verify cannot be used with --format sql: a patch is written only from verified archives",
         ));
     }
     let mut verify = ndarc_verify::Options {
@@ -314,7 +301,17 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     let fallback = Header::for_database(&args.before);
     let sa = open(&args.before, &args.after, &fallback, &mut packing);
     let sb = open(&args.after, &args.before, &fallback, &mut packing);
-    let result = ndarc_diff::diff_labeled((&na, sa), (&nb, sb), &opts);
+    // The patch takes AFTER's rows while the diff reads it (once), and is
+    // written only once the diff is over, AFTER verified.
+    let mut patch = match patch_wanted && !args.quiet {
+        true => Some(
+            ndarc_sqlite::patch::Patch::new()
+                .map_err(|e| Failure::io("cannot create a temporary file for the patch", &e))?,
+        ),
+        false => None,
+    };
+    let sink = patch.as_mut().map(|p| p as &mut dyn ndarc_diff::RowSink);
+    let result = ndarc_diff::diff_labeled_with_sink((&na, sa), (&nb, sb), &opts, sink);
     for (n, p) in packing {
         if let Err(Refused(why)) = p.finish() {
             return Err(Failure::new(format!("{n}: {why}")));
@@ -379,9 +376,16 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             Format::Json => render::json(&d, &mut buf),
             Format::Markdown => render::markdown(&d, &render_opts, &mut buf),
             Format::Sql => {
-                let after = after_bytes(&args.after, &args.before)?;
-                ndarc_sqlite::patch::write_patch(&d, &after, &mut buf)
-                    .map_err(|e| Failure::new(e.to_string()))?;
+                // Streamed to the output: the patch holds every row added.
+                let Some(patch) = patch else {
+                    return Err(Failure::new("the patch was not made"));
+                };
+                patch.finish(&d, &mut out).map_err(|e| match e {
+                    PatchError::Io(e) => {
+                        Failure::io(format_args!("cannot write {}", out.name()), &e)
+                    }
+                    e => Failure::new(e.to_string()),
+                })?;
                 Ok(())
             }
         }
