@@ -2,6 +2,7 @@
 //! rules (the assembler), the duplicate-key re-scan and the report. The
 //! file pipeline, the push API and `diff` are drivers over it.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -84,6 +85,7 @@ pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
                     },
                 ) {
                     ManifestOutcome::Read(m) => {
+                        judge_table_sql(&m, &mut lr);
                         if let Some(policy) = &options.policy {
                             // The policy reads the tree (a manifest checked
                             // against a policy costs its tree too).
@@ -105,6 +107,71 @@ pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
         findings,
         dropped,
         dropped_warnings,
+    }
+}
+
+/// The rule SQLite's parser judges (SPEC.md §4.3, `table_sql`): the `sql`
+/// of each table that passed the lexical rule (`invalid_table_sql`) is one
+/// plain `CREATE TABLE` of that table. Its name and columns are compared
+/// with the manifest's only when the table drew no other error: a name or
+/// column the manifest gets wrong is that error's to report, not this
+/// rule's too.
+fn judge_table_sql(m: &Manifest, lr: &mut LineReport<'_>) {
+    let candidates = m
+        .tables
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| ndarc_format::manifest::is_create_table(&t.sql));
+    let mut candidates = candidates.peekable();
+    if candidates.peek().is_none() {
+        return;
+    }
+    let judge = match ndarc_sql::TableSqlJudge::new() {
+        Ok(j) => j,
+        Err(e) => {
+            // Fail closed: no table's sql counts as judged.
+            lr.add(
+                Code::TableSql,
+                "/tables",
+                format!("the tables' sql could not be judged: SQLite could not open an in-memory database ({e})"),
+            );
+            return;
+        }
+    };
+    // Tables with an error of their own, by position (from the pointers
+    // `/tables/N…` of the findings so far).
+    let with_errors: HashSet<usize> = lr
+        .findings
+        .iter()
+        .filter(|f| f.is_error())
+        .filter_map(|f| {
+            let rest = f.pointer.strip_prefix("/tables/")?;
+            rest.split('/').next()?.parse().ok()
+        })
+        .collect();
+    for (i, t) in candidates {
+        let Err(refusal) = judge.judge(t) else {
+            continue;
+        };
+        // Where the sql disagrees with the rest of the table (its name,
+        // its columns) and the table has another error, that error says
+        // what is wrong; what the sql holds beyond the table is reported
+        // whatever else is wrong.
+        if matches!(
+            refusal,
+            ndarc_sql::Refusal::Columns { .. } | ndarc_sql::Refusal::OtherName { .. }
+        ) && with_errors.contains(&i)
+        {
+            continue;
+        }
+        lr.add(
+            Code::TableSql,
+            &format!("/tables/{i}/sql"),
+            format!(
+                "the sql of table {:?} {refusal}; an archive's sql must be exactly the table's CREATE TABLE as sqlite_schema holds it",
+                t.name
+            ),
+        );
     }
 }
 
