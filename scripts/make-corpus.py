@@ -719,6 +719,13 @@ M, NOTES, USERS, GREET, LOGO0, LOGO1, KVC, KV = 0, 1, 2, 3, 4, 5, 6, 7  # line i
 CLOSING = 9  # line number of the closing in the base archive
 
 
+def add_to_users_sql(a, column_sql):
+    """Declares one more column of users, last, in its sql (as the column
+    the case adds to its columns)."""
+    t = a.table("users")
+    t["sql"] = t["sql"].replace("score REAL)", "score REAL, " + column_sql + ")")
+
+
 def row(a, table, i):
     p = a.parts[a.rows_part(table)]
     return p["items"][i]
@@ -986,7 +993,65 @@ def define_cases():
     case("invalid_table_sql-multibyte", "invalid_table_sql", 1, pointer="/tables/0/sql",
          note="a multi-byte character inside the word after CREATE (found by fuzzing: the check once sliced inside it and panicked)",
          mut=lambda a: a.table("notes").update(sql="CREATE TABL\u00c9E notes(body TEXT, user_id INTEGER)"))
-    case("empty_columns", "empty_columns", 1, pointer="/tables/2/columns",
+    # table_sql: the sql passes the lexical rule but SQLite's parser finds
+    # more than the one plain CREATE TABLE of the table.
+    notes_sql = "CREATE TABLE notes(body TEXT, user_id INTEGER REFERENCES users(id))"
+    users_sql = "CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT NOT NULL, avatar BLOB, score REAL)"
+
+    def sql_case(name, table, note, sql, column=None):
+        at = 0 if table == "notes" else 1
+
+        def mut(a):
+            a.table(table).update(sql=sql)
+            if column:
+                a.table(table)["columns"].append(column)
+        case(name, "table_sql", 1, pointer=f"/tables/{at}/sql", note=note, mut=mut)
+
+    def gen_case(name, note, call):
+        sql_case(name, "users", note,
+                 users_sql.replace("score REAL", f"score REAL, initial TEXT AS ({call})"),
+                 column=col("initial", "TEXT", generated="virtual"))
+    sql_case("table_sql", "notes", "a DELETE after the CREATE TABLE",
+             notes_sql + "; DELETE FROM users")
+    sql_case("table_sql-attach", "users",
+             "an ATTACH and a DROP TABLE in the attached database after the CREATE TABLE",
+             users_sql + "; ATTACH '/tmp/other.db' AS other; DROP TABLE other.users")
+    sql_case("table_sql-trigger", "notes", "a CREATE TRIGGER after the CREATE TABLE",
+             notes_sql + "; CREATE TRIGGER notes_wipe AFTER INSERT ON notes BEGIN DELETE FROM users; END")
+    sql_case("table_sql-dot-command", "notes",
+             "a dot-command on its own line: the sqlite3 shell runs it when a SQL patch holding the sql is piped in",
+             notes_sql + ";\n.shell touch /tmp/ndarc-pwned\n-- ")
+    sql_case("table_sql-comment", "notes",
+             "a comment after the CREATE TABLE (sqlite_schema never holds one)",
+             notes_sql + "; -- and more")
+    sql_case("table_sql-as-select", "notes", "the table's columns and rows from a query",
+             "CREATE TABLE notes AS SELECT 'x' AS body, 1 AS user_id")
+    sql_case("table_sql-temp", "notes",
+             "the table in the temp schema (CREATE TEMP TABLE is invalid_table_sql)",
+             notes_sql.replace("TABLE notes", "TABLE temp.notes"))
+    sql_case("table_sql-schema", "notes", "the table name qualified by the main schema",
+             notes_sql.replace("TABLE notes", "TABLE main.notes"))
+    sql_case("table_sql-name", "notes", "the sql of notes is the sql of users", users_sql)
+    sql_case("table_sql-column", "users",
+             "the sql declares score TEXT; the manifest (and the rows) say REAL",
+             users_sql.replace("score REAL", "score TEXT"))
+    sql_case("table_sql-writefile-default", "notes",
+             "a DEFAULT calling writefile (an application function of the sqlite3 shell)",
+             notes_sql.replace("body TEXT", "body TEXT DEFAULT (writefile('/tmp/ndarc-pwned', 'x'))"))
+    sql_case("table_sql-readfile-check", "users",
+             "a CHECK calling readfile (an application function of the sqlite3 shell)",
+             users_sql.replace("NOT NULL", "NOT NULL CHECK (name <> readfile('/etc/passwd'))"))
+    gen_case("table_sql-edit-generated",
+             "a generated column calling edit (an application function of the sqlite3 shell)",
+             "edit(name, 'vi')")
+    sql_case("table_sql-load_extension-default", "notes", "a DEFAULT calling load_extension",
+             notes_sql.replace("body TEXT", "body TEXT DEFAULT (load_extension('/tmp/x.so'))"))
+    sql_case("table_sql-load_extension-check", "users", "a CHECK calling load_extension",
+             users_sql.replace("score REAL", "score REAL, CHECK (load_extension('/tmp/x.so') IS NULL)"))
+    gen_case("table_sql-load_extension-generated", "a generated column calling load_extension",
+             "load_extension('/tmp/x.so')")
+    case("empty_columns", "empty_columns", 1, pointer="/tables/2/columns", also=["table_sql"],
+         note="CREATE TABLE zzz() does not prepare either (table_sql)",
          mut=lambda a: a.manifest["tables"].append({"name": "zzz", "sql": "CREATE TABLE zzz()", "columns": [],
                                                     "dependencies": [], "rowidAlias": "rowid", "count": 0}))
     case("duplicate_column", "duplicate_column", 1, pointer="/tables/0/columns/2/name",
@@ -1080,8 +1145,8 @@ def define_cases():
               "CAST(s.\"c\" AS TEXT) AS \"c\" projection takes 121,239 bytes, over D1's 100,000 less 1,024",
          mut=lambda a: a.manifest["tables"].append(plain_table(
              "wide", [col("\u20ac" * 500 + "%03d" % i, "INTEGER") for i in range(40)])))
-    case("reserved_table", "reserved_table", 1, pointer="/tables/1/name",
-         note="sqlite_stat1: SQLite refuses CREATE TABLE for names starting with sqlite_",
+    case("reserved_table", "reserved_table", 1, pointer="/tables/1/name", also=["table_sql"],
+         note="sqlite_stat1: SQLite refuses CREATE TABLE for names starting with sqlite_ (so its sql does not prepare: table_sql)",
          mut=lambda a: a.manifest["tables"].insert(1, plain_table("sqlite_stat1")))
     case("reserved_table-cf", "reserved_table", 1, pointer="/tables/0/name",
          note="_CF_kv: D1 reserves the _cf_ prefix (ASCII case-insensitive)",
@@ -1170,6 +1235,7 @@ def define_cases():
                         [it["row"].pop("id") for it in a.parts[1]["items"]]))
     case("excluded_column_required-generated", "excluded_column_required", 1, pointer="/excludedColumns/users/0",
          mut=lambda a: (a.table("users")["columns"].append(col("slug", "TEXT", 0, 0, "virtual")),
+                        add_to_users_sql(a, "slug TEXT AS (lower(name))"),
                         a.manifest.update(excludedColumns={"users": ["slug"]})))
     case("excluded_column_duplicate", "excluded_column_duplicate", 1, pointer="/excludedColumns/notes/1",
          mut=lambda a: (a.manifest.update(excludedColumns={"notes": ["body", "body"]}),
@@ -1243,6 +1309,7 @@ def define_cases():
     case("row_columns-generated", "row_columns", 3, pointer="/items/0/row",
          note="a generated column's value in a row",
          mut=lambda a: (a.table("users")["columns"].append(col("slug", "TEXT", 0, 0, "virtual")),
+                        add_to_users_sql(a, "slug TEXT AS (lower(name))"),
                         row(a, "users", 0)["row"].update(slug="ada")))
     case("row_columns-excluded", "row_columns", 2, pointer="/items/0/row",
          note="an excluded column's value in a row",
@@ -1257,6 +1324,7 @@ def define_cases():
     case("row_type-datetime-text", "row_type", 3, pointer="/items/1/row/joined",
          note="text in a DATETIME column (NUMBER affinity): the producer refuses it",
          mut=lambda a: (a.table("users")["columns"].append(col("joined", "DATETIME")),
+                        add_to_users_sql(a, "joined DATETIME"),
                         [it["row"].update(joined=1700000000) for it in a.parts[1]["items"]],
                         row(a, "users", 1)["row"].update(joined="2024-01-01 10:00:00")))
     case("row_type-real-text", "row_type", 3, pointer="/items/0/row/score",
@@ -1334,6 +1402,8 @@ def define_cases():
     case("row_key_order-types", "row_key_order", 3, pointer="/items/1/row",
          note="a warning: a text key before an integer key (SQLite orders numbers before text)",
          mut=lambda a: (a.table("users")["columns"][0].update(type=""),
+                        a.table("users").update(
+                            sql="CREATE TABLE users(id PRIMARY KEY, name TEXT NOT NULL, avatar BLOB, score REAL)"),
                         row(a, "users", 0)["row"].update(id="3")))
     case("chunk_offset", "chunk_offset", 6, pointer="/items/0/offset",
          note="the second chunk of logo.bin says offset 5 where 4 is expected; the bytes themselves are complete and "

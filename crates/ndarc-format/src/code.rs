@@ -120,6 +120,8 @@ codes! {
     TableOrder = "table_order", Error;
     /// A table's `sql` is not a `CREATE TABLE` statement, or is a virtual table.
     InvalidTableSql = "invalid_table_sql", Error;
+    /// A table's `sql`, judged by SQLite's parser, is not exactly one plain `CREATE TABLE` of that table with its columns: a second statement, a comment or command after it, `AS SELECT`, a temporary table, a schema name, another table's name, other columns, or a function that is not one of SQLite's built-in scalar functions.
+    TableSql = "table_sql", Error;
     /// A table has no columns.
     EmptyColumns = "empty_columns", Error;
     /// Two columns of a table have names equal ignoring ASCII case.

@@ -897,8 +897,10 @@ fn show_alias(a: Option<&str>) -> String {
 }
 
 /// `CREATE TABLE` in any case with any whitespace, and not `CREATE VIRTUAL
-/// TABLE` (which the first test already excludes).
-fn is_create_table(sql: &str) -> bool {
+/// TABLE` (which the first test already excludes): the lexical rule of a
+/// table's `sql` (`invalid_table_sql`). What passes it is then judged by
+/// SQLite's parser (`table_sql`, in ndarc-verify's manifest intake).
+pub fn is_create_table(sql: &str) -> bool {
     let mut words = sql.split_ascii_whitespace();
     let table = |w: &str| {
         // Compared as bytes: the word may hold multi-byte characters. After

@@ -65,19 +65,9 @@ pub fn is_sqlite_file(path: &Path) -> io::Result<bool> {
 }
 
 /// `name` as an SQL identifier: in double quotes, inner quotes doubled (the
-/// producer's `quote`).
-pub fn quote(name: &str) -> String {
-    let mut s = String::with_capacity(name.len() + 2);
-    s.push('"');
-    for c in name.chars() {
-        if c == '"' {
-            s.push('"');
-        }
-        s.push(c);
-    }
-    s.push('"');
-    s
-}
+/// producer's `quote`). The one implementation is
+/// [`ndarc_sql::quote_ident`]; this name stays for the many callers here.
+pub use ndarc_sql::quote_ident as quote;
 
 #[cfg(test)]
 mod tests {

@@ -2,6 +2,7 @@
 //! rules (the assembler), the duplicate-key re-scan and the report. The
 //! file pipeline, the push API and `diff` are drivers over it.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -84,6 +85,7 @@ pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
                     },
                 ) {
                     ManifestOutcome::Read(m) => {
+                        judge_table_sql(&m, &mut lr, options.jobs);
                         if let Some(policy) = &options.policy {
                             // The policy reads the tree (a manifest checked
                             // against a policy costs its tree too).
@@ -107,6 +109,100 @@ pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
         dropped_warnings,
     }
 }
+
+/// The rule SQLite's parser judges (SPEC.md §4.3, `table_sql`): the `sql`
+/// of each table that passed the lexical rule (`invalid_table_sql`) is one
+/// plain `CREATE TABLE` of that table. Its name and columns are compared
+/// with the manifest's only when the table drew no other error: a name or
+/// column the manifest gets wrong is that error's to report, not this
+/// rule's too.
+fn judge_table_sql(m: &Manifest, lr: &mut LineReport<'_>, jobs: usize) {
+    let candidates: Vec<usize> = (0..m.tables.len())
+        .filter(|&i| ndarc_format::manifest::is_create_table(&m.tables[i].sql))
+        .collect();
+    if candidates.is_empty() {
+        return;
+    }
+    // SQLite judges some 10 to 40 µs a table: a manifest of many tables is
+    // split over the jobs, a judge (one in-memory database) each.
+    let threads = match jobs {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+    .min(candidates.len().div_ceil(JUDGED_PER_THREAD))
+    .max(1);
+    let per = candidates.len().div_ceil(threads);
+    let verdicts: Vec<Result<Vec<(usize, ndarc_sql::Refusal)>, String>> =
+        std::thread::scope(|scope| {
+            let judge = |part: &[usize]| {
+                let judge = ndarc_sql::TableSqlJudge::new().map_err(|e| e.to_string())?;
+                Ok(part
+                    .iter()
+                    .filter_map(|&i| judge.judge(&m.tables[i]).err().map(|r| (i, r)))
+                    .collect())
+            };
+            let mut parts = candidates.chunks(per);
+            let first = parts.next().unwrap_or_default();
+            let others: Vec<_> = parts.map(|p| scope.spawn(move || judge(p))).collect();
+            let mut all = vec![judge(first)];
+            for h in others {
+                all.push(
+                    h.join()
+                        .unwrap_or_else(|_| Err("a judging thread panicked".into())),
+                );
+            }
+            all
+        });
+    // Tables with an error of their own, by position (from the pointers
+    // `/tables/N…` of the findings so far).
+    let with_errors: HashSet<usize> = lr
+        .findings
+        .iter()
+        .filter(|f| f.is_error())
+        .filter_map(|f| {
+            let rest = f.pointer.strip_prefix("/tables/")?;
+            rest.split('/').next()?.parse().ok()
+        })
+        .collect();
+    for verdict in verdicts {
+        let refusals = match verdict {
+            Ok(r) => r,
+            Err(e) => {
+                // Fail closed: the tables' sql does not count as judged.
+                lr.add(
+                    Code::TableSql,
+                    "/tables",
+                    format!("the tables' sql could not be judged: SQLite could not open an in-memory database ({e})"),
+                );
+                continue;
+            }
+        };
+        for (i, refusal) in refusals {
+            // Where the sql disagrees with the rest of the table (its name,
+            // its columns) and the table has another error, that error says
+            // what is wrong; what the sql holds beyond the table is reported
+            // whatever else is wrong.
+            if matches!(
+                refusal,
+                ndarc_sql::Refusal::Columns { .. } | ndarc_sql::Refusal::OtherName { .. }
+            ) && with_errors.contains(&i)
+            {
+                continue;
+            }
+            lr.add(
+                Code::TableSql,
+                &format!("/tables/{i}/sql"),
+                format!(
+                    "the sql of table {:?} {refusal}; an archive's sql must be exactly the table's CREATE TABLE as sqlite_schema holds it",
+                    m.tables[i].name
+                ),
+            );
+        }
+    }
+}
+
+/// Tables below which another thread is not worth its judge.
+const JUDGED_PER_THREAD: usize = 2_000;
 
 /// A verification in progress: the manifest was read; lines' summaries are
 /// fed in archive order; [`finish`](Self::finish) gives the report.

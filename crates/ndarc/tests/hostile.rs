@@ -441,7 +441,7 @@ fn big_manifest(dir: &Path, tables: usize, config: usize) -> (PathBuf, usize) {
         let _ = write!(exc, "{sep}\"{name}\":[\"c3_col\"]");
         let _ = write!(
             list,
-            "{sep}{{\"columns\":[{{\"name\":\"id\",\"notnull\":1,\"pk\":1,\"type\":\"INTEGER\"}}"
+            "{sep}{{\"columns\":[{{\"name\":\"id\",\"notnull\":0,\"pk\":1,\"type\":\"INTEGER\"}}"
         );
         for j in 0..4 {
             let _ = write!(
@@ -559,7 +559,7 @@ fn table_archive(dir: &Path, name: &str, rows: usize, shuffled: bool, changed: u
         }
     }
     let parts = rows.div_ceil(1000);
-    let sql = "CREATE TABLE t(k TEXT PRIMARY KEY, v INTEGER)";
+    let sql = "CREATE TABLE t(k TEXT PRIMARY KEY NOT NULL, v INTEGER)";
     let schema = ndarc_format::catalogue::schema_identity([("t", sql)].into_iter());
     let manifest = format!(
         r#"{{"epoch":0,"excludedColumns":{{}},"excludedTables":[],"exportedAt":"2025-01-01T00:00:00.000Z","format":"rer-portability","journal":null,"kind":"manifest","objects":[],"partCount":{parts},"payloads":[],"product":"p","requiredConfiguration":[],"schema":"{schema}","sourceIdentity":"s","tables":[{{"columns":[{{"name":"k","notnull":1,"pk":1,"type":"TEXT"}},{{"name":"v","notnull":0,"pk":0,"type":"INTEGER"}}],"count":{rows},"dependencies":[],"name":"t","rowidAlias":null,"sql":"{sql}"}}],"version":2}}"#

@@ -10,7 +10,7 @@ use super::edit::{
     col, flip_case, fresh_col_name, obj_mut, pick, s, sorted_utf16, strings, At, Edit, Model, Need,
     Obj, Tab, R, V,
 };
-use super::fixture::{build, case, column, Fixture, Recs, M, NOTES, USERS};
+use super::fixture::{add_to_users_sql, build, case, column, Fixture, Recs, M, NOTES, USERS};
 use super::Mutation;
 
 pub(super) const MUTATIONS: &[Mutation] = &[
@@ -349,7 +349,8 @@ pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
                 M,
                 "/tables/1/columns/-",
                 column("slug", "TEXT", 0, 0, Some("virtual")),
-            )
+            )?;
+            add_to_users_sql(r, "slug TEXT AS (lower(name))")
         }),
         c(
             "excluded_column_duplicate",

@@ -704,6 +704,16 @@ impl Recs {
     }
 }
 
+/// Declares one more column of `users`, last, in its sql (as a case adds
+/// the column to its columns): the sql stays the table's (`table_sql`).
+pub(super) fn add_to_users_sql(r: &mut Recs, column_sql: &str) -> R<()> {
+    let sql = match r.at(M, "/tables/1/sql")? {
+        Value::String(s) => s.replace("score REAL)", &format!("score REAL, {column_sql})")),
+        _ => return Err("users has no sql".into()),
+    };
+    r.set(M, "/tables/1/sql", Value::from(sql))
+}
+
 /// A column as the manifest lists it; `generated` when it is one.
 pub(super) fn column(name: &str, ty: &str, notnull: i64, pk: i64, generated: Option<&str>) -> V {
     let mut c = super::edit::col(name, ty, notnull, pk);

@@ -85,7 +85,10 @@ fn transfer_sql_limit(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let columns: Vec<V> = (0..50)
         .map(|i| col(&format!("{stem}{i:03}"), "INTEGER", 0, 0))
         .collect();
-    let sql = format!("CREATE TABLE \"{name}\" (\"{stem}000\" INTEGER, …)");
+    let defs: Vec<String> = (0..50)
+        .map(|i| format!("\"{stem}{i:03}\" INTEGER"))
+        .collect();
+    let sql = format!("CREATE TABLE \"{name}\" ({})", defs.join(", "));
     m.add_table(&name, columns, sql)?;
     Ok(Edit::new(
         At::Manifest,
@@ -100,10 +103,17 @@ fn reserved_table(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let base = ["sqlite_stat1", "_cf_KV", "SQLITE_ndarc", "_CF_ndarc"][rng.below(4) as usize];
     let i = m.add_plain_table(base)?;
     let name = m.typed().tables.get(i).need("no table")?.name.clone();
-    Ok(Edit::new(
+    let edit = Edit::new(
         At::Manifest,
         format!("a new table {name:?}, a name no import can create"),
-    ))
+    );
+    // SQLite itself refuses to create a sqlite_ table: its sql does not
+    // prepare.
+    Ok(if base.to_ascii_lowercase().starts_with("sqlite_") {
+        edit.also(&[Code::TableSql])
+    } else {
+        edit
+    })
 }
 
 /// A new table without rows that the producer's defaults exclude.
@@ -228,7 +238,8 @@ pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
                 insert_table(r, 2, plain_table("wide", cols, Some("rowid")), None)
             }),
         c("reserved_table", 1, "/tables/1/name")
-            .note("sqlite_stat1: SQLite refuses CREATE TABLE for names starting with sqlite_")
+            .note("sqlite_stat1: SQLite refuses CREATE TABLE for names starting with sqlite_ (so its sql does not prepare: table_sql)")
+            .also(&["table_sql"])
             .with(plain(1, "sqlite_stat1")),
         c("reserved_table-cf", 1, "/tables/0/name")
             .note("_CF_kv: D1 reserves the _cf_ prefix (ASCII case-insensitive)")

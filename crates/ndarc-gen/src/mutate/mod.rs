@@ -26,7 +26,7 @@
 //!
 //! The mutations are grouped by the sections of SPEC.md whose rules they
 //! break, one module each (`json`, `framing`, `manifest`, `tables`,
-//! `importable`, `objects`, `exclusions`, `parts`, `rows`, `chunks`,
+//! `table_sql`, `importable`, `objects`, `exclusions`, `parts`, `rows`, `chunks`,
 //! `closing`); each declares its mutations, in `MUTATIONS`, with their
 //! functions. `edit` holds what they edit (the archive as records, JSON
 //! values) and how an edit becomes a file (reseal, byte edits, the expected
@@ -80,6 +80,7 @@ mod objects;
 mod parts;
 mod policy;
 mod rows;
+mod table_sql;
 mod tables;
 
 /// Codes that only the push API (parts arriving one by one) can produce;
@@ -215,11 +216,12 @@ impl std::error::Error for NotApplicable {}
 /// Every mutation: each group's, in the order of SPEC.md's sections, which
 /// is the order of their codes.
 static MUTATIONS: LazyLock<Vec<Mutation>> = LazyLock::new(|| {
-    [
+    let mut all = [
         json::MUTATIONS,
         framing::MUTATIONS,
         manifest::MUTATIONS,
         tables::MUTATIONS,
+        table_sql::MUTATIONS,
         importable::MUTATIONS,
         objects::MUTATIONS,
         exclusions::MUTATIONS,
@@ -228,7 +230,12 @@ static MUTATIONS: LazyLock<Vec<Mutation>> = LazyLock::new(|| {
         chunks::MUTATIONS,
         closing::MUTATIONS,
     ]
-    .concat()
+    .concat();
+    // A group's codes may interleave with another's (table_sql sits among
+    // tables' codes): the order of the codes, a mutation's own order kept.
+    let pos = |c: Code| Code::ALL.iter().position(|&x| x == c);
+    all.sort_by_key(|m| pos(m.code));
+    all
 });
 
 /// Every mutation, in SPEC.md order of their codes.
@@ -264,6 +271,7 @@ pub fn corpus_fixtures(base: &[u8]) -> Result<Vec<Fixture>, String> {
     let recs = fixture::Recs::new(&base)?;
     out.extend(manifest::fixtures(&recs)?);
     out.extend(tables::fixtures(&recs)?);
+    out.extend(table_sql::fixtures(&recs)?);
     out.extend(importable::fixtures(&recs)?);
     out.extend(objects::fixtures(&recs)?);
     out.extend(exclusions::fixtures(&recs)?);

@@ -12,7 +12,7 @@ use super::edit::{
     Need, Tab, R, V,
 };
 use super::fixture::{
-    self as fx, build, case, column, Fixture, Recs, GREET, LOGO0, M, NOTES, USERS,
+    self as fx, add_to_users_sql, build, case, column, Fixture, Recs, GREET, LOGO0, M, NOTES, USERS,
 };
 use super::Mutation;
 
@@ -641,7 +641,8 @@ pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
             .note("a generated column's value in a row")
             .with(|r| {
                 let slug = column("slug", "TEXT", 0, 0, Some("virtual"));
-                r.set(M, "/tables/1/columns/-", slug)
+                r.set(M, "/tables/1/columns/-", slug)?;
+                add_to_users_sql(r, "slug TEXT AS (lower(name))")
             })
             .set(USERS, "/items/0/row/slug", r#""ada""#),
         c("row_columns-excluded", 2, "/items/0/row")
@@ -657,6 +658,7 @@ pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
             .note("text in a DATETIME column (NUMBER affinity): the producer refuses it")
             .with(|r| {
                 r.set(M, "/tables/1/columns/-", column("joined", "DATETIME", 0, 0, None))?;
+                add_to_users_sql(r, "joined DATETIME")?;
                 r.each(USERS, "/row/joined", &Value::from(1_700_000_000))
             })
             .put(r#""2024-01-01 10:00:00""#),
@@ -754,6 +756,11 @@ pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
         c("row_key_order-types", 3, "/items/1/row")
             .note("a warning: a text key before an integer key (SQLite orders numbers before text)")
             .set(M, "/tables/1/columns/0/type", r#""""#)
+            .set(
+                M,
+                "/tables/1/sql",
+                r#""CREATE TABLE users(id PRIMARY KEY, name TEXT NOT NULL, avatar BLOB, score REAL)""#,
+            )
             .set(USERS, "/items/0/row/id", r#""3""#),
     ])
 }

@@ -199,10 +199,12 @@ fn invalid_table_sql(m: &mut Model, rng: &mut Rng) -> R<Edit> {
 fn empty_columns(m: &mut Model, _rng: &mut Rng) -> R<Edit> {
     let name = m.fresh_table_name("ndarc_no_columns");
     m.add_table(&name, Vec::new(), format!("CREATE TABLE \"{name}\" ()"))?;
+    // No CREATE TABLE has no columns: its sql does not prepare.
     Ok(Edit::new(
         At::Manifest,
         format!("a new table {name:?} without rows and with no columns"),
-    ))
+    )
+    .also(&[Code::TableSql]))
 }
 
 /// A table with rows (or any table) and a writable column outside the
@@ -565,6 +567,8 @@ pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
             .note("a multi-byte character inside the word after CREATE (found by fuzzing: the check once sliced inside it and panicked)")
             .put(r#""CREATE TABL\u00c9E notes(body TEXT, user_id INTEGER)""#),
         c("empty_columns", 1, "/tables/2/columns")
+            .note("CREATE TABLE zzz() does not prepare either (table_sql)")
+            .also(&["table_sql"])
             .with(|r| r.set(M, "/tables/-", empty_table("zzz", "", Vec::new()))),
         add_column(
             c("duplicate_column", 1, "/tables/0/columns/2/name")
