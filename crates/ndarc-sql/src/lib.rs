@@ -248,9 +248,12 @@ fn lock(seen: &Mutex<Seen>) -> MutexGuard<'_, Seen> {
     seen.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The tables SQLite writes when it creates one.
+/// The tables SQLite itself writes when it creates a table (and, for an
+/// AUTOINCREMENT table, when it inserts a row).
 fn is_schema_table(name: &str) -> bool {
-    name.eq_ignore_ascii_case("sqlite_master") || name.eq_ignore_ascii_case("sqlite_schema")
+    name.eq_ignore_ascii_case("sqlite_master")
+        || name.eq_ignore_ascii_case("sqlite_schema")
+        || name.eq_ignore_ascii_case("sqlite_sequence")
 }
 
 fn authorize(seen: &Mutex<Seen>, ctx: &AuthContext<'_>) -> Authorization {
@@ -269,6 +272,14 @@ fn authorize(seen: &Mutex<Seen>, ctx: &AuthContext<'_>) -> Authorization {
             }
         }
         (Mode::Create, _) if ctx.database_name == Some("temp") => Refusal::Temp,
+        // The first AUTOINCREMENT table brings SQLite's own counter table.
+        (Mode::Create, AuthAction::CreateTable { table_name })
+            if main
+                && table_name.eq_ignore_ascii_case("sqlite_sequence")
+                && s.created.is_some() =>
+        {
+            return Authorization::Allow;
+        }
         (Mode::Create, AuthAction::CreateTable { table_name }) if main => {
             if s.created.is_none() {
                 s.created = Some(table_name.to_string());
@@ -303,7 +314,9 @@ fn authorize(seen: &Mutex<Seen>, ctx: &AuthContext<'_>) -> Authorization {
         (Mode::Use, AuthAction::Insert { table_name })
         | (Mode::Use, AuthAction::Update { table_name, .. })
         | (Mode::Use, AuthAction::Read { table_name, .. })
-            if main && s.created.as_deref() == Some(*table_name) =>
+            if main
+                && (s.created.as_deref() == Some(*table_name)
+                    || table_name.eq_ignore_ascii_case("sqlite_sequence")) =>
         {
             return Authorization::Allow;
         }

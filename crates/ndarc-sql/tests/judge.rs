@@ -102,6 +102,15 @@ fn real_shapes_pass() {
             gen("d", "", Generated::Virtual),
         ],
     ));
+    // AUTOINCREMENT: SQLite creates its sqlite_sequence with the first
+    // such table, and an INSERT reads and writes it.
+    for name in ["ai", "ai2"] {
+        ok(table(
+            name,
+            &format!("CREATE TABLE {name}(a INTEGER PRIMARY KEY AUTOINCREMENT)"),
+            vec![col("a", "INTEGER", false, 1)],
+        ));
+    }
     // The same judge, again: the database is empty between tables.
     ok(t_a("CREATE TABLE t(a)"));
 }
