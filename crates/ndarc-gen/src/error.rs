@@ -27,6 +27,9 @@ pub enum Error {
     /// Writing the output failed.
     #[error(transparent)]
     Io(#[from] io::Error),
+    /// The input could not be read (`repart`).
+    #[error(transparent)]
+    Read(ndarc_verify::Error),
     /// The input did not verify (`repart`): the verifier's report, whose
     /// findings say why. Nothing was written.
     #[error("{}", invalid(.0))]

@@ -333,8 +333,7 @@ pub fn repartition_file(
 fn door(e: ReadError<Error>) -> Error {
     match e {
         ReadError::Reader(e) => e,
-        ReadError::Verify(ndarc_verify::Error::Io { source, .. }) => Error::Io(source),
-        ReadError::Verify(e) => Error::archive(0, e.to_string()),
+        ReadError::Verify(e) => Error::Read(e),
     }
 }
 

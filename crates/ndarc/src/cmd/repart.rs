@@ -101,10 +101,12 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             }
             // Checked on the path, before opening: opening a FIFO would
             // block until a writer comes.
-            Ok(meta) if !meta.is_file() => return Err(Failure::new(format!(
+            Ok(meta) if !meta.is_file() => {
+                return Err(Failure::new(format!(
                 "cannot re-pack {}: not a regular file (give `-` to read a pipe on standard input)",
                 args.input.display()
-            ))),
+            )))
+            }
             Ok(_) => {}
             Err(e) => return Err(Failure::path("cannot open", &args.input, &e)),
         }
@@ -179,10 +181,12 @@ fn finish(
             );
             Ok(Status::Findings)
         }
+        // Writing the output or the spool (the temporary file of parts).
         Err(Error::Io(e)) => Err(Failure::io(
-            format!("cannot re-pack {name} into {}", out.name()),
+            format_args!("cannot write {} (re-packing {name})", out.name()),
             &e,
         )),
+        Err(Error::Read(e)) => Err(Failure::new(e.to_string())),
         Err(e) => {
             term::error(
                 ctx.colour,
