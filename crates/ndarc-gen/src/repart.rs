@@ -159,7 +159,7 @@ impl<S: Write> Reader for Repacker<S> {
             }
             // The line is canonical and checked: its items are written
             // again as they are, one by one, into the new parts.
-            let v = ndarc_json::parse(&part.line.bytes)
+            let v = ndarc_json::parse(part.line.bytes)
                 .map_err(|source| Error::Json { line, source })?;
             let items = v
                 .get("items")
