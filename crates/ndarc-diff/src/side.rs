@@ -369,19 +369,18 @@ fn read(
     };
     drop(turn);
     let tables = SideTables::new(plan, &ctx.opts.keys);
-    // Tables by their names' JSON text, for lines read without
-    // verification (the verifier names the table of a line it accepts).
-    let by_name: HashMap<&[u8], usize> = if verify {
-        HashMap::new()
-    } else {
-        tables
-            .plan
-            .tables
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.name_json.as_slice(), i))
-            .collect()
-    };
+    // Tables by their names' JSON text, for the lines whose rows are
+    // scanned here: lines read without verification, and verified lines
+    // the fast path did not read (no spans), such as rows of
+    // `oa_sessions` or `oa_credentials` with a `kind` column, whose cells
+    // the full check reads for `dev_data`.
+    let by_name: HashMap<&[u8], usize> = tables
+        .plan
+        .tables
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name_json.as_slice(), i))
+        .collect();
     let part_count = tables.manifest().part_count;
     if tx.send(Event::Manifest(Box::new(tables.clone()))).is_err() {
         return Ok(None);

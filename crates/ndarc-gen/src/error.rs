@@ -27,6 +27,25 @@ pub enum Error {
     /// Writing the output failed.
     #[error(transparent)]
     Io(#[from] io::Error),
+    /// The input could not be read (`repart`).
+    #[error(transparent)]
+    Read(ndarc_verify::Error),
+    /// The input did not verify (`repart`): the verifier's report, whose
+    /// findings say why. Nothing was written.
+    #[error("{}", invalid(.0))]
+    Invalid(Box<ndarc_verify::Report>),
+}
+
+fn invalid(r: &ndarc_verify::Report) -> String {
+    let mut s = format!("the archive is not valid ({} errors", r.errors);
+    if let Some(f) = r.findings.iter().find(|f| f.is_error()) {
+        s.push_str(&format!(
+            "; first at line {}, byte {}: {}: {}",
+            f.line, f.offset, f.code, f.message
+        ));
+    }
+    s.push(')');
+    s
 }
 
 fn at_line(line: u64, message: &str) -> String {

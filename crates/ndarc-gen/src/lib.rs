@@ -54,7 +54,7 @@ pub use gen::{
 };
 pub use mutate::{mutate, mutate_random, Mutant, Mutation, NotApplicable};
 pub use pack::{RowPacker, PART_OVERHEAD};
-pub use repart::{repartition, repartition_file};
+pub use repart::{repart_path, repart_stream, repartition, repartition_file};
 pub use reseal::{reseal, reseal_with, ResealOptions};
 pub use rng::{derive, mix, Rng};
 pub use schema::{TableKind, NARROW, TEMPLATES};

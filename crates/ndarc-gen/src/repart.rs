@@ -1,432 +1,457 @@
-//! Re-packing an archive into parts of another size.
+//! Re-packing an archive into parts of another size, through the one door
+//! of `ndarc-verify` ([`ndarc_verify::read_path`] and friends).
+//!
+//! The input is read once and verified as it is read; the rows, objects
+//! and payloads of the part lines the verifier accepted are re-packed into
+//! a spool (the new part lines, without the manifest, whose `partCount`
+//! is known only at the end). Only when the report is valid is the output
+//! written: the manifest line with the new `partCount`, the spooled parts
+//! and the closing line. An archive that does not verify (a row edited, a
+//! CRLF copy, a line over its limit …) writes nothing: it is never
+//! re-sealed with new hashes.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
+use std::sync::Arc;
 
-use ndarc_format::catalogue::{content_header_digest, decode_base64_into, decoded_len};
-use ndarc_format::hash::sha256;
 use ndarc_format::pack::chunk_part;
-use ndarc_format::{ArchiveHasher, ContentHasher, MAX_PART_LINE};
-use ndarc_json::{Object, Value};
+use ndarc_format::part::BinaryKind;
+use ndarc_format::{ArchiveHasher, Plan, MAX_PART_LINE};
+use ndarc_json::Value;
+use ndarc_verify::{Accepted, Options, ReadError, Reader, Report};
 
-use crate::binary::{chunk_cap, chunk_count};
-use crate::error::{lines, parse_line, Error};
+use crate::binary::chunk_cap;
+use crate::error::Error;
 use crate::gen::{BinaryDelta, Summary, TableSummary};
 use crate::pack::{PartWriter, RowPacker};
 
-/// Identity of a binary entry: `Some((bucket, key))` for an object, or the
-/// payload name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Entry {
-    Object(String, String),
-    Payload(String),
+/// The binary being re-chunked: which one, the next output offset, the
+/// bytes not yet written (less than one chunk between parts).
+struct Pending {
+    kind: BinaryKind,
+    entry: usize,
+    cap: usize,
+    offset: u64,
+    buf: Vec<u8>,
 }
 
-impl Entry {
-    fn cap(&self, part_bytes: usize) -> u64 {
-        match self {
-            Entry::Object(b, k) => chunk_cap(part_bytes, Some(b), Some(k), None),
-            Entry::Payload(n) => chunk_cap(part_bytes, None, None, Some(n)),
+/// A [`Reader`] that re-packs the accepted parts into `spool`.
+struct Repacker<S: Write> {
+    part_bytes: usize,
+    spool: BufWriter<S>,
+    plan: Option<Arc<Plan>>,
+    part: PartWriter,
+    packer: RowPacker,
+    /// Not the archive's hash: the parts are hashed again when copied
+    /// after the manifest (`archiveHash` starts with the manifest line).
+    scratch: ArchiveHasher,
+    last_table: Option<usize>,
+    rows: Vec<u64>,
+    pending: Option<Pending>,
+    chunk: Vec<u8>,
+    item: Vec<u8>,
+}
+
+impl<S: Write> Repacker<S> {
+    fn new(part_bytes: usize, spool: S) -> Repacker<S> {
+        Repacker {
+            part_bytes,
+            spool: BufWriter::with_capacity(1 << 20, spool),
+            plan: None,
+            part: PartWriter::new(part_bytes),
+            packer: RowPacker::new(part_bytes),
+            scratch: ArchiveHasher::new(),
+            last_table: None,
+            rows: Vec::new(),
+            pending: None,
+            chunk: Vec::new(),
+            item: Vec::new(),
         }
     }
-}
 
-/// One item of the input, as repartitioning sees it.
-enum Item<'v, 'a> {
-    Row(&'v Object<'a>),
-    Chunk {
-        entry: Entry,
-        offset: u64,
-        data: &'v str,
-    },
-}
-
-fn classify<'v, 'a>(item: &'v Value<'a>, line: u64) -> Result<Item<'v, 'a>, Error> {
-    let bad = |m: &str| Error::archive(line, m.to_string());
-    let o = item
-        .as_object()
-        .ok_or_else(|| bad("an item is not an object"))?;
-    let s = |name: &str| o.get(name).and_then(Value::as_str);
-    match s("kind") {
-        Some("row") => Ok(Item::Row(o)),
-        Some(kind @ ("object" | "payload")) => {
-            let entry = if kind == "object" {
-                Entry::Object(
-                    s("bucket")
-                        .ok_or_else(|| bad("an object item has no bucket"))?
-                        .to_string(),
-                    s("key")
-                        .ok_or_else(|| bad("an object item has no key"))?
-                        .to_string(),
-                )
-            } else {
-                Entry::Payload(
-                    s("name")
-                        .ok_or_else(|| bad("a payload item has no name"))?
-                        .to_string(),
-                )
-            };
-            let offset = o
-                .get("offset")
-                .and_then(Value::as_safe_integer)
-                .and_then(|n| u64::try_from(n).ok())
-                .ok_or_else(|| bad("a chunk has no valid offset"))?;
-            let data = s("data").ok_or_else(|| bad("a chunk has no data"))?;
-            Ok(Item::Chunk {
-                entry,
-                offset,
-                data,
-            })
-        }
-        _ => Err(bad("an item has an unknown kind")),
+    /// Writes the open row part, if any.
+    fn end_rows(&mut self) -> io::Result<()> {
+        self.part.finish(&mut self.scratch, &mut self.spool)?;
+        Ok(())
     }
-}
 
-/// Where the archive's lines come from; read once per pass.
-#[derive(Debug, Clone, Copy)]
-enum Source<'a> {
-    Slice(&'a [u8]),
-    File(&'a Path),
-}
+    /// One chunk of the pending binary as a part.
+    fn emit(&mut self, from: usize, to: usize) -> io::Result<()> {
+        let (Some(p), Some(plan)) = (self.pending.as_mut(), self.plan.as_ref()) else {
+            return Ok(());
+        };
+        let data = &p.buf[from..to];
+        match p.kind {
+            BinaryKind::Object => {
+                let o = &plan.manifest.objects[p.entry];
+                chunk_part(
+                    &mut self.part,
+                    Some((&o.bucket, &o.key)),
+                    "",
+                    p.offset,
+                    data,
+                );
+            }
+            BinaryKind::Payload => {
+                let n = &plan.manifest.payloads[p.entry];
+                chunk_part(&mut self.part, None, &n.name, p.offset, data);
+            }
+        }
+        p.offset += (to - from) as u64;
+        self.part.finish(&mut self.scratch, &mut self.spool)?;
+        Ok(())
+    }
 
-impl Source<'_> {
-    /// Calls `f` with each line (0-based number, bytes without LF).
-    fn each_line(&self, mut f: impl FnMut(usize, &[u8]) -> Result<(), Error>) -> Result<(), Error> {
-        match self {
-            Source::Slice(input) => {
-                let (raw, _) = lines(input);
-                for (n, l) in raw.into_iter().enumerate() {
-                    f(n, l)?;
-                }
+    /// Writes the full chunks of the pending binary, and the rest (one
+    /// empty chunk for an empty binary) when `end`.
+    fn drain(&mut self, end: bool) -> io::Result<()> {
+        let Some(cap) = self.pending.as_ref().map(|p| p.cap) else {
+            return Ok(());
+        };
+        let mut start = 0;
+        while self.pending.as_ref().map_or(0, |p| p.buf.len()) - start >= cap {
+            self.emit(start, start + cap)?;
+            start += cap;
+        }
+        if let Some(p) = self.pending.as_mut() {
+            p.buf.drain(..start);
+        }
+        if end {
+            let rest = self.pending.as_ref().map_or(0, |p| p.buf.len());
+            if rest > 0 || self.pending.as_ref().is_some_and(|p| p.offset == 0) {
+                self.emit(0, rest)?;
             }
-            Source::File(path) => {
-                let file = File::open(path)?;
-                let mut r = BufReader::with_capacity(1 << 20, file);
-                let mut buf = Vec::new();
-                let mut n = 0;
-                loop {
-                    buf.clear();
-                    if r.read_until(b'\n', &mut buf)? == 0 {
-                        break;
-                    }
-                    if buf.last() == Some(&b'\n') {
-                        buf.pop();
-                    }
-                    f(n, &buf)?;
-                    n += 1;
-                }
-            }
+            self.pending = None;
         }
         Ok(())
     }
+
+    /// The spool once every part is written.
+    fn finish(mut self) -> Result<(S, u64, Vec<u64>), Error> {
+        self.end_rows()?;
+        self.drain(true)?;
+        let count = self.part.count();
+        let spool = self.spool.into_inner().map_err(|e| e.into_error())?;
+        Ok((spool, count, self.rows))
+    }
 }
 
-/// Calls `f` for every item of the part lines, in order: every line after
-/// the first except the closing line.
-/// `first` gets the first line. Returns whether the last line was a
-/// closing line.
-fn for_each_item(
-    src: Source<'_>,
-    mut first: impl FnMut(&[u8]) -> Result<(), Error>,
-    mut f: impl FnMut(Item<'_, '_>, u64) -> Result<(), Error>,
-) -> Result<bool, Error> {
-    let mut closed = false;
-    src.each_line(|n, raw| {
-        if n == 0 {
-            return first(raw);
-        }
-        let line = n as u64 + 1;
-        if closed {
-            return Err(Error::archive(line, "a line after the closing line"));
-        }
-        let v = parse_line(raw, n)?;
-        if v.get("kind").and_then(Value::as_str) == Some("closing") {
-            closed = true;
+impl<S: Write> Reader for Repacker<S> {
+    type Error = Error;
+
+    fn start(&mut self, plan: &Arc<Plan>) -> Result<(), Error> {
+        self.rows = vec![0; plan.manifest.tables.len()];
+        self.plan = Some(Arc::clone(plan));
+        Ok(())
+    }
+
+    fn part(&mut self, part: Accepted<'_>) -> Result<(), Error> {
+        let line = part.line.line;
+        if let Some(rows) = part.rows() {
+            self.drain(true)?;
+            if self.last_table != Some(rows.table) {
+                self.packer.end_table();
+                self.last_table = Some(rows.table);
+            }
+            if let Some(n) = self.rows.get_mut(rows.table) {
+                *n += rows.rows;
+            }
+            // The line is canonical and checked: its items are written
+            // again as they are, one by one, into the new parts.
+            let v = ndarc_json::parse(part.line.bytes)
+                .map_err(|source| Error::Json { line, source })?;
+            let items = v
+                .get("items")
+                .and_then(Value::as_array)
+                .ok_or_else(|| Error::archive(line, "a part line has no items"))?;
+            for item in items {
+                self.item.clear();
+                ndarc_json::write_canonical(item, &mut self.item);
+                if self
+                    .packer
+                    .admit(self.item.len())
+                    .map_err(|e| Error::archive(line, e.to_string()))?
+                {
+                    self.part.finish(&mut self.scratch, &mut self.spool)?;
+                    self.part.begin();
+                }
+                self.part.push_item(&self.item);
+            }
             return Ok(());
         }
-        let items = v
-            .get("items")
-            .and_then(Value::as_array)
-            .ok_or_else(|| Error::archive(line, "a part line has no items"))?;
-        for item in items {
-            f(classify(item, line)?, line)?;
+        let Some(b) = part.binary() else {
+            return Ok(());
+        };
+        self.end_rows()?;
+        // A chunk at offset 0 starts a binary (an empty one, or the next
+        // of the same name); otherwise it continues the pending one.
+        let same = self
+            .pending
+            .as_ref()
+            .is_some_and(|p| p.kind == b.kind && p.entry == b.entry)
+            && b.offset.unwrap_or(0) != 0;
+        if !same {
+            self.drain(true)?;
+            let plan = self
+                .plan
+                .as_ref()
+                .ok_or_else(|| Error::archive(line, "a part before the manifest"))?;
+            let cap = match b.kind {
+                BinaryKind::Object => plan
+                    .manifest
+                    .objects
+                    .get(b.entry)
+                    .map(|o| chunk_cap(self.part_bytes, Some(&o.bucket), Some(&o.key), None)),
+                BinaryKind::Payload => plan
+                    .manifest
+                    .payloads
+                    .get(b.entry)
+                    .map(|p| chunk_cap(self.part_bytes, None, None, Some(&p.name))),
+            }
+            .ok_or_else(|| Error::archive(line, "a chunk of an entry the manifest lacks"))?;
+            self.pending = Some(Pending {
+                kind: b.kind,
+                entry: b.entry,
+                cap: usize::try_from(cap).unwrap_or(usize::MAX).max(1),
+                offset: 0,
+                buf: Vec::new(),
+            });
         }
+        let mut chunk = std::mem::take(&mut self.chunk);
+        let data = part
+            .chunk(&mut chunk)
+            .ok_or_else(|| Error::archive(line, "a chunk's data is not canonical base64"))?;
+        if let Some(p) = self.pending.as_mut() {
+            p.buf.extend_from_slice(data);
+        }
+        self.chunk = chunk;
+        self.drain(false)?;
         Ok(())
-    })?;
-    Ok(closed)
+    }
 }
 
-fn row_table<'v>(row: &'v Object<'_>, line: u64) -> Result<&'v str, Error> {
-    row.get("table")
-        .and_then(Value::as_str)
-        .ok_or_else(|| Error::archive(line, "a row item has no table"))
+/// Where the manifest line is found again once the archive is valid.
+enum ManifestLine<'a> {
+    /// Read again from the file.
+    File(&'a Path),
+    /// Kept as it went by (a stream).
+    Kept(Vec<u8>),
 }
 
-/// Re-packs a valid archive's rows, objects and payloads into parts of
-/// `part_bytes` (1024 ..= 16 MiB) with the producer's packing rule, and
-/// writes the result to `out`.
-///
-/// Rows, chunks' bytes and every manifest member except `partCount` are
-/// unchanged, so `contentHash` stays the same (it is recomputed from the
-/// rows, and equals the input's for a valid input); `partCount` and
-/// `archiveHash` change. Two passes over `input` (a slice or a memory map):
-/// the first counts the new parts, which the manifest line carries first;
-/// memory stays bounded by one part and the manifest.
-///
-/// Errors: a line that does not parse, a missing manifest or closing line,
-/// items of unknown shape, a row item too large for the new part size
-/// (`row_part_too_large`), or an error of `out`.
-pub fn repartition(
-    input: &[u8],
-    part_bytes: usize,
-    out: &mut impl Write,
-) -> Result<Summary, Error> {
-    repartition_from(Source::Slice(input), part_bytes, out)
-}
-
-/// [`repartition`] of the archive in the file at `path`, read twice with
-/// bounded memory (one line at a time) instead of mapped.
-pub fn repartition_file(
-    path: &Path,
-    part_bytes: usize,
-    out: &mut impl Write,
-) -> Result<Summary, Error> {
-    repartition_from(Source::File(path), part_bytes, out)
-}
-
-fn repartition_from(
-    src: Source<'_>,
-    part_bytes: usize,
-    out: &mut impl Write,
-) -> Result<Summary, Error> {
+fn check_part_bytes(part_bytes: usize) -> Result<(), Error> {
     if !(1024..=MAX_PART_LINE).contains(&part_bytes) {
         return Err(Error::archive(
             0,
             format!("part_bytes must be 1024 ..= {MAX_PART_LINE}, not {part_bytes}"),
         ));
     }
-    // Pass 1: count the new parts.
-    let mut packer = RowPacker::new(part_bytes);
-    let mut part_count = 0u64;
-    let mut last_table: Option<String> = None;
-    let mut current: Option<(Entry, u64)> = None;
-    let mut item_buf = Vec::new();
-    let mut manifest: Option<Object<'static>> = None;
-    let first = |raw: &[u8]| match parse_line(raw, 0)? {
-        Value::Object(o) => {
-            manifest = Some(o.into_owned());
-            Ok(())
-        }
-        _ => Err(Error::archive(1, "the manifest is not an object")),
-    };
-    let closed = for_each_item(src, first, |item, line| {
-        match item {
-            Item::Row(o) => {
-                let table = row_table(o, line)?;
-                if last_table.as_deref() != Some(table) {
-                    packer.end_table();
-                    last_table = Some(table.to_string());
-                }
-                item_buf.clear();
-                ndarc_json::write_canonical(&Value::Object(o.clone()), &mut item_buf);
-                if packer
-                    .admit(item_buf.len())
-                    .map_err(|e| Error::archive(line, e.to_string()))?
-                {
-                    part_count += 1;
-                }
-            }
-            Item::Chunk {
-                entry,
-                offset,
-                data,
-            } => {
-                let len = decoded_len(data) as u64;
-                match &mut current {
-                    Some((e, total)) if *e == entry && offset != 0 => *total += len,
-                    _ => {
-                        if let Some((e, total)) = current.take() {
-                            part_count += chunk_count(total, e.cap(part_bytes));
-                        }
-                        current = Some((entry, len));
-                    }
-                }
-            }
-        }
-        Ok(())
-    })?;
-    if let Some((e, total)) = current.take() {
-        part_count += chunk_count(total, e.cap(part_bytes));
-    }
-    let Some(mut manifest) = manifest else {
-        return Err(Error::archive(0, "the archive is empty"));
-    };
-    if !closed {
-        return Err(Error::archive(0, "the archive has no closing line"));
-    }
+    Ok(())
+}
 
-    // Pass 2: write.
+/// Re-packs the archive at `path` (read once, through
+/// [`ndarc_verify::read_path`]) into parts of `part_bytes` (1024 ..= 16
+/// MiB) with the producer's packing rule, and writes the result to `out`
+/// only when the archive is valid. `spool` holds the new parts meanwhile
+/// (a temporary file: as large as the output).
+///
+/// Rows, chunks' bytes and every manifest member except `partCount` are
+/// unchanged, so `contentHash` stays the same; `partCount` and
+/// `archiveHash` change.
+///
+/// Errors: [`Error::Invalid`] with the verifier's report when the archive
+/// is not valid (nothing is written to `out`), a row item too large for
+/// the new part size (`row_part_too_large`), or an I/O error.
+pub fn repart_path<S: Read + Write + Seek>(
+    path: &Path,
+    part_bytes: usize,
+    options: &Options,
+    spool: S,
+    out: &mut dyn Write,
+) -> Result<Summary, Error> {
+    check_part_bytes(part_bytes)?;
+    let mut r = Repacker::new(part_bytes, spool);
+    let report = ndarc_verify::read_path(path, options, &mut r).map_err(door)?;
+    complete(r, report, ManifestLine::File(path), options, out)
+}
+
+/// [`repart_path`] of an archive read from a stream (standard input, a
+/// pipe, a database packed on the fly), through
+/// [`ndarc_verify::read_stream`]. The manifest line is kept as it goes by
+/// (up to the manifest limit) to be written again.
+pub fn repart_stream<R: Read + Send, S: Read + Write + Seek>(
+    input: R,
+    part_bytes: usize,
+    options: &Options,
+    spool: S,
+    out: &mut dyn Write,
+) -> Result<Summary, Error> {
+    check_part_bytes(part_bytes)?;
+    let mut r = Repacker::new(part_bytes, spool);
+    let mut tee = FirstLine {
+        inner: input,
+        kept: Vec::new(),
+        limit: options.max_manifest_line.saturating_add(1),
+        done: false,
+    };
+    let report = ndarc_verify::read_stream(&mut tee, options, &mut r).map_err(door)?;
+    let line = std::mem::take(&mut tee.kept);
+    complete(r, report, ManifestLine::Kept(line), options, out)
+}
+
+/// [`repart_stream`] of an archive in memory, with the spool in memory:
+/// for tests and small archives.
+pub fn repartition(
+    input: &[u8],
+    part_bytes: usize,
+    out: &mut impl Write,
+) -> Result<Summary, Error> {
+    check_part_bytes(part_bytes)?;
+    let options = Options::default();
+    let mut r = Repacker::new(part_bytes, io::Cursor::new(Vec::new()));
+    let report = ndarc_verify::read_bytes(input, &options, &mut r).map_err(door)?;
+    let first = input.split(|&b| b == b'\n').next().unwrap_or_default();
+    complete(r, report, ManifestLine::Kept(first.to_vec()), &options, out)
+}
+
+/// [`repart_path`] with default options and an unnamed temporary file as
+/// the spool.
+pub fn repartition_file(
+    path: &Path,
+    part_bytes: usize,
+    out: &mut impl Write,
+) -> Result<Summary, Error> {
+    repart_path(
+        path,
+        part_bytes,
+        &Options::default(),
+        tempfile::tempfile()?,
+        out,
+    )
+}
+
+fn door(e: ReadError<Error>) -> Error {
+    match e {
+        ReadError::Reader(e) => e,
+        ReadError::Verify(e) => Error::Read(e),
+    }
+}
+
+/// Keeps the first line of a stream as it is read (at most `limit` bytes:
+/// a longer manifest is refused by the verifier anyway).
+struct FirstLine<R> {
+    inner: R,
+    kept: Vec<u8>,
+    limit: usize,
+    done: bool,
+}
+
+impl<R: Read> Read for FirstLine<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if !self.done {
+            let got = &buf[..n];
+            let (take, end) = match memchr_lf(got) {
+                Some(i) => (i, true),
+                None => (n, false),
+            };
+            let room = self.limit.saturating_sub(self.kept.len());
+            self.kept.extend_from_slice(&got[..take.min(room)]);
+            self.done = end || take > room;
+        }
+        Ok(n)
+    }
+}
+
+fn memchr_lf(b: &[u8]) -> Option<usize> {
+    b.iter().position(|&c| c == b'\n')
+}
+
+/// Writes the output of a valid read: the manifest with the new
+/// `partCount`, the spooled parts, the closing.
+fn complete<S: Read + Write + Seek>(
+    r: Repacker<S>,
+    report: Report,
+    manifest: ManifestLine<'_>,
+    options: &Options,
+    out: &mut dyn Write,
+) -> Result<Summary, Error> {
+    if !report.is_valid(false) {
+        return Err(Error::Invalid(Box::new(report)));
+    }
+    let Some(plan) = r.plan.clone() else {
+        return Err(Error::Invalid(Box::new(report)));
+    };
+    let content_hash = report
+        .content_hash
+        .clone()
+        .ok_or_else(|| Error::archive(0, "the archive's contentHash is unknown"))?;
+    let (mut spool, part_count, rows) = r.finish()?;
+    let line = match manifest {
+        ManifestLine::Kept(l) => l,
+        ManifestLine::File(path) => {
+            let input = ndarc_verify::lines::Input::File(File::open(path)?);
+            let mut src = ndarc_verify::lines::LineSource::new(&input)?;
+            src.next_line(options.max_manifest_line, false)?
+                .map(|l| l.bytes.to_vec())
+                .unwrap_or_default()
+        }
+    };
+    let mut manifest =
+        match ndarc_json::parse(&line).map_err(|source| Error::Json { line: 1, source })? {
+            Value::Object(o) => o,
+            _ => return Err(Error::archive(1, "the manifest is not an object")),
+        };
     manifest.insert("partCount", Value::from(part_count as i64));
-    let mut content = ContentHasher::new(&content_header_digest(&manifest));
     let mut archive = ArchiveHasher::new();
     let mut bytes = 0u64;
-    let mut line = ndarc_json::to_canonical_vec(&Value::Object(manifest.clone()));
+    let mut line = ndarc_json::to_canonical_vec(&Value::Object(manifest));
     archive.add_line(&line);
     line.push(b'\n');
     out.write_all(&line)?;
     bytes += line.len() as u64;
+    drop(line);
 
-    let mut part = PartWriter::new(part_bytes);
-    let mut packer = RowPacker::new(part_bytes);
-    let mut last_table: Option<String> = None;
-    let mut tables: Vec<TableSummary> = Vec::new();
-    // The entry being re-chunked: identity, next output offset, bytes not
-    // yet written, whether any chunk was written.
-    let mut pending: Option<(Entry, u64, Vec<u8>)> = None;
-    let mut decoded = Vec::new();
-    // One chunk per part, written by the producer's rule
-    // (ndarc_format::pack::chunk_part).
-    let emit = |entry: &Entry, offset: u64, data: &[u8], part: &mut PartWriter| match entry {
-        Entry::Object(b, k) => chunk_part(part, Some((b, k)), "", offset, data),
-        Entry::Payload(n) => chunk_part(part, None, n, offset, data),
-    };
-    // Writes the full chunks of the pending entry, and the rest when `end`.
-    let drain = |pending: &mut Option<(Entry, u64, Vec<u8>)>,
-                 end: bool,
-                 part: &mut PartWriter,
-                 archive: &mut ArchiveHasher,
-                 out: &mut dyn Write|
-     -> Result<u64, Error> {
-        let Some((entry, offset, buf)) = pending.as_mut() else {
-            return Ok(0);
-        };
-        let cap = entry.cap(part_bytes) as usize;
-        let mut written = 0u64;
-        let mut start = 0;
-        while buf.len() - start >= cap {
-            emit(entry, *offset, &buf[start..start + cap], part);
-            written += part.finish(archive, &mut *out)?;
-            *offset += cap as u64;
-            start += cap;
+    // The parts, hashed after the manifest as they are copied.
+    spool.seek(SeekFrom::Start(0))?;
+    let mut parts = BufReader::with_capacity(1 << 20, spool);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        if parts.read_until(b'\n', &mut buf)? == 0 {
+            break;
         }
-        buf.drain(..start);
-        if end {
-            if !buf.is_empty() || *offset == 0 {
-                emit(entry, *offset, buf, part);
-                written += part.finish(archive, &mut *out)?;
-            }
-            *pending = None;
-        }
-        Ok(written)
-    };
-    let out: &mut dyn Write = out;
-    for_each_item(
-        src,
-        |_| Ok(()),
-        |item, line| {
-            match item {
-                Item::Row(o) => {
-                    let table = row_table(o, line)?;
-                    if last_table.as_deref() != Some(table) {
-                        packer.end_table();
-                        last_table = Some(table.to_string());
-                        tables.push(TableSummary {
-                            name: table.to_string(),
-                            rows: 0,
-                            changed: 0,
-                            added: 0,
-                            removed: 0,
-                        });
-                    }
-                    if let Some(t) = tables.last_mut() {
-                        t.rows += 1;
-                    }
-                    item_buf.clear();
-                    let item = Value::Object(o.clone());
-                    ndarc_json::write_canonical(&item, &mut item_buf);
-                    if packer
-                        .admit(item_buf.len())
-                        .map_err(|e| Error::archive(line, e.to_string()))?
-                    {
-                        bytes += part.finish(&mut archive, &mut *out)?;
-                        part.begin();
-                    }
-                    part.push_item(&item_buf);
-                    let mut r = Object::new();
-                    for member in ["row", "rowid", "table"] {
-                        if let Some(v) = o.get(member) {
-                            r.insert(member, v.clone());
-                        }
-                    }
-                    content
-                        .add_row_digest(&sha256(&ndarc_json::to_canonical_vec(&Value::Object(r))));
-                }
-                Item::Chunk {
-                    entry,
-                    offset,
-                    data,
-                } => {
-                    bytes += part.finish(&mut archive, &mut *out)?;
-                    let same = matches!(&pending, Some((e, _, _)) if *e == entry) && offset != 0;
-                    if !same {
-                        bytes += drain(&mut pending, true, &mut part, &mut archive, &mut *out)?;
-                        pending = Some((entry, 0, Vec::new()));
-                    }
-                    decoded.clear();
-                    if !decode_base64_into(data, &mut decoded) {
-                        return Err(Error::archive(
-                            line,
-                            "a chunk's data is not canonical base64",
-                        ));
-                    }
-                    if let Some((_, _, buf)) = pending.as_mut() {
-                        buf.extend_from_slice(&decoded);
-                    }
-                    bytes += drain(&mut pending, false, &mut part, &mut archive, &mut *out)?;
-                }
-            }
-            Ok(())
-        },
-    )?;
-    bytes += part.finish(&mut archive, &mut *out)?;
-    bytes += drain(&mut pending, true, &mut part, &mut archive, &mut *out)?;
-    if part.count() != part_count {
-        return Err(Error::archive(
-            0,
-            format!("planned {part_count} parts but wrote {}", part.count()),
-        ));
+        archive.add_line(buf.strip_suffix(b"\n").unwrap_or(&buf));
+        out.write_all(&buf)?;
+        bytes += buf.len() as u64;
     }
-
-    let content_hash = content.finish();
     let archive_hash = archive.finish();
     let mut line = ndarc_format::closing_line(part_count, &content_hash, &archive_hash);
     line.push(b'\n');
     out.write_all(&line)?;
     bytes += line.len() as u64;
+    out.flush()?;
 
-    // Tables without rows are in the manifest only.
-    let mut summaries = Vec::new();
-    if let Some(list) = manifest.get("tables").and_then(Value::as_array) {
-        for t in list {
-            let name = t.get("name").and_then(Value::as_str).unwrap_or_default();
-            let rows = tables.iter().find(|s| s.name == name).map_or(0, |s| s.rows);
-            summaries.push(TableSummary {
-                name: name.to_string(),
-                rows,
-                changed: 0,
-                added: 0,
-                removed: 0,
-            });
-        }
-    }
+    let tables = plan
+        .manifest
+        .tables
+        .iter()
+        .zip(rows.iter().copied().chain(std::iter::repeat(0)))
+        .map(|(t, rows)| TableSummary {
+            name: t.name.clone(),
+            rows,
+            changed: 0,
+            added: 0,
+            removed: 0,
+        })
+        .collect();
     Ok(Summary {
         bytes,
         lines: part_count + 2,
         part_count,
         content_hash,
         archive_hash,
-        tables: summaries,
+        tables,
         objects: BinaryDelta::default(),
         payloads: BinaryDelta::default(),
     })

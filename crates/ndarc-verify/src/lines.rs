@@ -133,6 +133,22 @@ impl Input<'_> {
     }
 }
 
+/// Whether the file holds an LF, or ends, within `n` bytes from `offset`
+/// (read a chunk at a time, nothing kept).
+fn lf_or_end_within(f: &File, offset: u64, n: u64) -> io::Result<bool> {
+    let mut buf = vec![0; CHUNK];
+    let mut done = 0u64;
+    while done < n {
+        let want = usize::try_from(n - done).unwrap_or(CHUNK).min(CHUNK);
+        let got = read_file_at(f, offset + done, &mut buf[..want])?;
+        if got == 0 || memchr(b'\n', &buf[..got]).is_some() {
+            return Ok(true);
+        }
+        done += got as u64;
+    }
+    Ok(false)
+}
+
 #[cfg(unix)]
 fn read_file_at(f: &File, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
     use std::os::unix::fs::FileExt;
@@ -670,6 +686,7 @@ impl<'a> LineSource<'a> {
         // Look for LF within limit + 2 bytes (a CR may precede it).
         let window_max = limit.saturating_add(2);
         let mut scanned = 0;
+        let mut probed = false;
         loop {
             let avail = self.end - self.start;
             let window = avail.min(window_max);
@@ -693,6 +710,20 @@ impl<'a> LineSource<'a> {
                 let bytes = self.take_line(self.end);
                 self.pos += avail as u64;
                 return Ok(Some(Raw::Bytes(bytes, false)));
+            }
+            // A file's line that would grow the buffer past GROWN_BLOCK
+            // (only a manifest may be that long) is first looked ahead of
+            // without keeping it: a line over its limit (a 400 MiB line
+            // without LF) is then skipped in bounded memory rather than
+            // held up to the limit.
+            if skip && !probed && window_max > GROWN_BLOCK && avail >= GROWN_BLOCK / 2 {
+                probed = true;
+                if let Backing::File(f) = &self.backing {
+                    let ahead = (window_max - avail) as u64;
+                    if !lf_or_end_within(f, self.read_pos, ahead)? {
+                        break;
+                    }
+                }
             }
             self.fill(window_max)?;
         }

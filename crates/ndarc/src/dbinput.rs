@@ -6,7 +6,7 @@
 //! or the diff reads as it would read standard input. No archive file is
 //! written.
 
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, Read, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -61,13 +61,15 @@ impl Header {
         if is_stdio(path) || is_database(path) {
             return None;
         }
-        let f = std::fs::File::open(path).ok()?;
-        let mut line = Vec::new();
-        BufReader::new(f)
-            .take(ndarc_format::MAX_MANIFEST_LINE as u64 + 1)
-            .read_until(b'\n', &mut line)
-            .ok()?;
-        let v: serde_json::Value = serde_json::from_slice(line.trim_ascii_end()).ok()?;
+        let input = ndarc_verify::lines::Input::File(std::fs::File::open(path).ok()?);
+        let mut src = ndarc_verify::lines::LineSource::new(&input).ok()?;
+        let line = src
+            .next_line(ndarc_format::MAX_MANIFEST_LINE, false)
+            .ok()??;
+        if line.too_long.is_some() {
+            return None;
+        }
+        let v: serde_json::Value = serde_json::from_slice(&line.bytes).ok()?;
         Some(Header {
             product: v.get("product")?.as_str()?.to_string(),
             required_configuration: v
@@ -77,6 +79,26 @@ impl Header {
                 .filter_map(|x| x.as_str().map(str::to_string))
                 .collect(),
         })
+    }
+}
+
+/// The archive of the database at `path`, packed on the fly into memory,
+/// for the commands that hold their input in memory (`mutate`,
+/// `fuzz-consumer --base`): at most `limit` bytes, else `Err(None)`
+/// (reading stops there). `Err(Some(why))` when it could not be packed.
+pub fn pack_to_vec(path: &Path, limit: usize) -> Result<Vec<u8>, Option<String>> {
+    let mut packing = PackStream::spawn(path, &Header::for_database(path));
+    let mut buf = Vec::new();
+    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+    let read = packing.reader().map(|r| r.take(cap).read_to_end(&mut buf));
+    if let Err(Refused(why)) = packing.finish() {
+        return Err(Some(why));
+    }
+    match read {
+        Some(Ok(_)) if buf.len() > limit => Err(None),
+        Some(Ok(_)) => Ok(buf),
+        Some(Err(e)) => Err(Some(format!("cannot read the packed archive: {e}"))),
+        None => Err(Some("the packer gave no archive".to_string())),
     }
 }
 

@@ -166,3 +166,38 @@ fn diff_format_sql_is_a_patch_from_before_to_after() {
         assert_eq!(v["schemaChanged"], false, "seed {seed}: {v:#}");
     }
 }
+
+/// Issue 22 §4 item 2: `inspect`, `repart`, `mutate` and `fuzz-consumer
+/// --base` take a database wherever they take an archive (packed on the
+/// fly, as `verify` does); they used to fail with `json_invalid_utf8`.
+#[test]
+fn every_archive_reader_takes_a_database() {
+    let d = dir("readers");
+    let db = database(&d, "shop.sqlite3", 4);
+    let o = ndarc(&["inspect", s(&db)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("shop"), "{}", text(&o.stdout));
+
+    let out = d.join("repart.ndjson");
+    let o = ndarc(&["repart", "--part-bytes", "4K", s(&db), "-o", s(&out)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(ndarc(&["verify", s(&out)]).status.code(), Some(0));
+
+    let mutant = d.join("mutant.ndjson");
+    let o = ndarc(&["mutate", s(&db), "--seed", "1", "-o", s(&mutant)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(ndarc(&["verify", s(&mutant)]).status.code(), Some(1));
+
+    // A consumer that verifies: it accepts the base and refuses its mutants.
+    let exec = format!("{NDARC} verify -q {{archive}}");
+    let o = ndarc(&[
+        "fuzz-consumer",
+        "--exec",
+        &exec,
+        "--base",
+        s(&db),
+        "--runs",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}

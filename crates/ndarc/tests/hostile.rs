@@ -679,3 +679,35 @@ fn shuffled_rows_diff_in_bounded_memory() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 22 §4: `repart` of a file that is one 400 MiB line without LF
+/// exits 1 (the manifest is over its limit), writes nothing, and does not
+/// hold the line: peak memory stays under 128 MiB.
+#[test]
+fn repart_of_a_400_mib_line_is_refused_in_bounded_memory() {
+    let dir = scratch("repart-long");
+    let file = dir.join("long.ndjson");
+    {
+        use std::io::Write;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&file).unwrap());
+        let block = vec![b'x'; 1 << 20];
+        for _ in 0..400 {
+            f.write_all(&block).unwrap();
+        }
+        f.flush().unwrap();
+    }
+    let out = dir.join("out.ndjson");
+    in_some_round("repart of a 400 MiB line (KiB)", 128 << 10, || {
+        let r = run(
+            &["repart", "--part-bytes", "4K", s(&file), "-o", s(&out)],
+            Input::Null,
+            120,
+            4096,
+        );
+        assert_eq!(r.code, Some(1), "{r:?}");
+        assert!(r.stderr.contains("line_too_long"), "{r:?}");
+        assert!(!out.exists());
+        (r.peak_kib, format!("{} KiB", r.peak_kib))
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}

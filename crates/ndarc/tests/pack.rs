@@ -513,3 +513,37 @@ fn dev_data_drops_need_operator_auth_shapes() {
         [r#"{"email":"a@dev.localhost","status":"active"}"#]
     );
 }
+
+/// Issue 22 §4 item 3: `diff` of a valid archive holding `oa_sessions` and
+/// `oa_credentials` rows with a `kind` column (which the verifier's fast
+/// path leaves to the full check, so no row spans) works: it used to exit 2
+/// with "rows of table \"oa_sessions\" that the manifest does not list".
+#[test]
+fn diff_of_an_archive_with_dev_kind_tables_works() {
+    let d = scratch();
+    let db = d.path().join("app.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(DEV_DATA).unwrap();
+    drop(conn);
+    let out = d.path().join("app.ndjson");
+    let o = pack_with_oa(&db, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!rows_of(&out, "oa_sessions").is_empty());
+    let o = ndarc(&["diff", s(&out), s(&out)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // A change in such a table is seen.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("UPDATE oa_sessions SET operator='z' WHERE id='s1';")
+        .unwrap();
+    drop(conn);
+    let later = d.path().join("later.ndjson");
+    let o = pack_with_oa(&db, &later);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = ndarc(&["diff", s(&out), s(&later)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("oa_sessions"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}

@@ -251,6 +251,20 @@ const MAX_BASE_BYTES: u64 = 256 << 20;
 
 /// The `--base` archive, read and verified (not valid: exit 2).
 fn read_base(path: &Path) -> Result<Vec<u8>, Failure> {
+    if crate::dbinput::is_database(path) {
+        // A database is packed on the fly, as `verify` does; the archive
+        // is verified below like any other.
+        let bytes = crate::dbinput::pack_to_vec(path, MAX_BASE_BYTES as usize).map_err(|why| {
+            Failure::new(match why {
+                Some(why) => format!("--base {}: {why}", path.display()),
+                None => format!(
+                    "--base {}: packs to more than 256M; mutants are made in memory",
+                    path.display()
+                ),
+            })
+        })?;
+        return verified_base(path, bytes);
+    }
     let file = fs::File::open(path).map_err(|e| Failure::path("cannot read", path, &e))?;
     let mut bytes = Vec::new();
     file.take(MAX_BASE_BYTES + 1)
@@ -262,6 +276,11 @@ fn read_base(path: &Path) -> Result<Vec<u8>, Failure> {
             path.display()
         )));
     }
+    verified_base(path, bytes)
+}
+
+/// `bytes` if they are a valid archive (else exit 2).
+fn verified_base(path: &Path, bytes: Vec<u8>) -> Result<Vec<u8>, Failure> {
     let report = ndarc_verify::verify_bytes(&bytes, &ndarc_verify::Options::default());
     if !report.is_valid(false) {
         let first = report

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use ndarc_format::{Finding, LineRef};
 use ndarc_verify::lines::{self, Input, Line, LineSource};
 
+use crate::dbinput::{Header, PackStream, Refused};
+
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::{Format, FormatArg, Limits};
 use crate::io::is_stdio;
@@ -105,27 +107,51 @@ fn last_line(
     Ok((last, framing))
 }
 
+/// The ends of an archive read once from a stream (standard input, a
+/// database packed on the fly).
+fn stream_ends(
+    reader: impl std::io::Read + Send,
+    args: &Args,
+    name: &str,
+) -> Result<Ends, Failure> {
+    let part_limit = args.limits.max_line_bytes;
+    let io = |e| Failure::io(format_args!("cannot read {name}"), &e);
+    let mut src = LineSource::reader(reader);
+    let first = first_line(&mut src, args, name, io)?;
+    let mut framing = first.framing.clone();
+    let manifest = first.bytes.to_vec();
+    let manifest_at = (first.number, first.offset);
+    drop(first);
+    let (closing, more) = last_line(&mut src, part_limit, io)?;
+    framing.extend(more);
+    Ok(Ends {
+        manifest,
+        manifest_at,
+        closing,
+        framing,
+        size: src.position(),
+    })
+}
+
 fn read_ends(args: &Args, name: &str) -> Result<Ends, Failure> {
     let part_limit = args.limits.max_line_bytes;
     if is_stdio(&args.file) {
-        let io = |e| Failure::io("cannot read <stdin>", &e);
-        let mut src = LineSource::reader(std::io::stdin());
-        let first = first_line(&mut src, args, name, io)?;
-        let mut framing = first.framing.clone();
-        let manifest = first.bytes.to_vec();
-        let manifest_at = (first.number, first.offset);
-        drop(first);
-        let (closing, more) = last_line(&mut src, part_limit, io)?;
-        framing.extend(more);
-        return Ok(Ends {
-            manifest,
-            manifest_at,
-            closing,
-            framing,
-            size: src.position(),
-        });
+        return stream_ends(std::io::stdin(), args, name);
     }
     let path = &args.file;
+    if crate::dbinput::is_database(path) {
+        // A database: packed on the fly and read as a stream, as `verify`
+        // does.
+        let mut packing = PackStream::spawn(path, &Header::for_database(path));
+        let ends = match packing.reader() {
+            Some(reader) => stream_ends(reader, args, name),
+            None => Err(Failure::new(format!("{name}: the packer gave no archive"))),
+        };
+        if let Err(Refused(why)) = packing.finish() {
+            return Err(Failure::new(format!("{name}: {why}")));
+        }
+        return ends;
+    }
     let io = |e| Failure::path("cannot read", path, &e);
     let file = std::fs::File::open(path).map_err(|e| Failure::path("cannot open", path, &e))?;
     let meta = file.metadata().map_err(io)?;

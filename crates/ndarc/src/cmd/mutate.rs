@@ -206,6 +206,13 @@ fn too_large(name: &str, limit: usize) -> Failure {
 /// Reads a whole input (a file or `-`) of at most `limit` bytes. A larger
 /// file is refused before it is read.
 pub(crate) fn read_input(path: &Path, limit: usize) -> Result<Vec<u8>, Failure> {
+    if crate::dbinput::is_database(path) {
+        // A database is packed on the fly, as `verify` does.
+        return crate::dbinput::pack_to_vec(path, limit).map_err(|why| match why {
+            Some(why) => Failure::new(format!("{}: {why}", path.display())),
+            None => too_large(&path.display().to_string(), limit),
+        });
+    }
     let mut input = Input::open(path)?;
     if input.file_len().is_some_and(|len| len > limit as u64) {
         return Err(too_large(input.name(), limit));

@@ -330,7 +330,13 @@ fn progress_bar(
 }
 
 fn human(name: &str, r: &Report, valid: bool, ctx: &Context) -> Result<(), Failure> {
-    let colour = ctx.colour.stdout;
+    write_stdout(human_text(name, r, valid, ctx.colour.stdout).as_bytes())
+}
+
+/// The human rendering of a report: one `FILE:LINE:OFFSET: CODE: message`
+/// line per finding, then the verdict and the hashes (also what `repart`
+/// prints of an input that does not verify).
+pub(crate) fn human_text(name: &str, r: &Report, valid: bool, colour: bool) -> String {
     let name = &term::one_line(name);
     let mut out = String::new();
     for f in &r.findings {
@@ -406,7 +412,7 @@ fn human(name: &str, r: &Report, valid: bool, ctx: &Context) -> Result<(), Failu
             "{name}: contentHash {c}\n{name}: archiveHash {a}\n"
         ));
     }
-    write_stdout(out.as_bytes())
+    out
 }
 
 fn github_escape(s: &str, property: bool) -> String {
