@@ -855,9 +855,9 @@ impl<'c> Restore<'c> {
             };
             let tmp = temp_sibling(&dest);
             let exists = fs::symlink_metadata(&dest).is_ok();
+            self.written.temp(&tmp, self.opts);
             let file = create_file(&tmp, self.opts.mode, exists.then_some(dest.as_path()))
                 .map_err(|e| write_err(&tmp, e))?;
-            self.written.temp(&tmp, self.opts);
             self.open = Some(Sink {
                 file: io::BufWriter::with_capacity(1 << 20, file),
                 tmp,
@@ -1047,9 +1047,11 @@ fn unpack_with(
     let tmp = temp_sibling(db);
     // SQLite creates a missing file with the umask's mode; an existing
     // empty file it takes as a new database.
+    // Recorded before it exists, so that a signal that comes as it is
+    // created still finds it.
+    written.temp(&tmp, opts);
     create_file(&tmp, opts.mode, existing.is_some().then_some(db))
         .map_err(|e| write_err(&tmp, e))?;
-    written.temp(&tmp, opts);
     let sql_err = |e: rusqlite::Error| {
         if is_storage_error(&e) {
             storage_err(db, &e)
