@@ -98,8 +98,10 @@ fn sql_that_sqlite_rejects_is_one_line_exit_1_and_no_output() {
             "CREATE TABLE notes(body TEXT,, user_id INTEGER)",
         )
     });
+    // Verification judges the sql with SQLite first (table_sql).
     let o = ndarc(&["verify", s(&a)]);
-    assert_eq!(o.status.code(), Some(0), "the edited archive is valid");
+    assert_eq!(o.status.code(), Some(1), "the edited archive is invalid");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("table_sql"));
     let before = entries(d.path());
     let o = ndarc(&[
         "unpack",
@@ -113,7 +115,7 @@ fn sql_that_sqlite_rejects_is_one_line_exit_1_and_no_output() {
     let e = stderr(&o);
     assert_eq!(e.lines().count(), 1, "{e}");
     assert!(
-        e.contains(": table_sql_rejected: table notes: SQLite rejects its sql"),
+        e.contains(": invalid_archive: ") && e.contains("table_sql"),
         "{e}"
     );
     assert_eq!(entries(d.path()), before, "nothing left behind");
