@@ -566,7 +566,6 @@ impl TableSqlJudge {
         }
         lock(&self.seen).stepped = true;
         drop(stmt);
-        drop(batch);
 
         self.set_mode(Mode::Own);
         let (stored, cols) = self
