@@ -10,14 +10,13 @@
 //! CRLF copy, a line over its limit …) writes nothing: it is never
 //! re-sealed with new hashes.
 
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::sync::Arc;
 
 use ndarc_format::pack::chunk_part;
 use ndarc_format::part::BinaryKind;
-use ndarc_format::{ArchiveHasher, Plan, MAX_PART_LINE};
+use ndarc_format::{ArchiveHasher, LineRef, Plan, MAX_PART_LINE};
 use ndarc_json::Value;
 use ndarc_verify::{Accepted, Options, ReadError, Reader, Report};
 
@@ -41,6 +40,8 @@ struct Repacker<S: Write> {
     part_bytes: usize,
     spool: BufWriter<S>,
     plan: Option<Arc<Plan>>,
+    /// The manifest line as the door handed it over (checked, canonical).
+    manifest: Vec<u8>,
     part: PartWriter,
     packer: RowPacker,
     /// Not the archive's hash: the parts are hashed again when copied
@@ -59,6 +60,7 @@ impl<S: Write> Repacker<S> {
             part_bytes,
             spool: BufWriter::with_capacity(1 << 20, spool),
             plan: None,
+            manifest: Vec::new(),
             part: PartWriter::new(part_bytes),
             packer: RowPacker::new(part_bytes),
             scratch: ArchiveHasher::new(),
@@ -140,7 +142,8 @@ impl<S: Write> Repacker<S> {
 impl<S: Write> Reader for Repacker<S> {
     type Error = Error;
 
-    fn start(&mut self, plan: &Arc<Plan>) -> Result<(), Error> {
+    fn start(&mut self, plan: &Arc<Plan>, manifest: LineRef<'_>) -> Result<(), Error> {
+        self.manifest = manifest.bytes.to_vec();
         self.rows = vec![0; plan.manifest.tables.len()];
         self.plan = Some(Arc::clone(plan));
         Ok(())
@@ -231,14 +234,6 @@ impl<S: Write> Reader for Repacker<S> {
     }
 }
 
-/// Where the manifest line is found again once the archive is valid.
-enum ManifestLine<'a> {
-    /// Read again from the file.
-    File(&'a Path),
-    /// Kept as it went by (a stream).
-    Kept(Vec<u8>),
-}
-
 fn check_part_bytes(part_bytes: usize) -> Result<(), Error> {
     if !(1024..=MAX_PART_LINE).contains(&part_bytes) {
         return Err(Error::archive(
@@ -272,7 +267,7 @@ pub fn repart_path<S: Read + Write + Seek>(
     check_part_bytes(part_bytes)?;
     let mut r = Repacker::new(part_bytes, spool);
     let report = ndarc_verify::read_path(path, options, &mut r).map_err(door)?;
-    complete(r, report, ManifestLine::File(path), options, out)
+    complete(r, report, out)
 }
 
 /// [`repart_path`] of an archive read from a stream (standard input, a
@@ -288,15 +283,8 @@ pub fn repart_stream<R: Read + Send, S: Read + Write + Seek>(
 ) -> Result<Summary, Error> {
     check_part_bytes(part_bytes)?;
     let mut r = Repacker::new(part_bytes, spool);
-    let mut tee = FirstLine {
-        inner: input,
-        kept: Vec::new(),
-        limit: options.max_manifest_line.saturating_add(1),
-        done: false,
-    };
-    let report = ndarc_verify::read_stream(&mut tee, options, &mut r).map_err(door)?;
-    let line = std::mem::take(&mut tee.kept);
-    complete(r, report, ManifestLine::Kept(line), options, out)
+    let report = ndarc_verify::read_stream(input, options, &mut r).map_err(door)?;
+    complete(r, report, out)
 }
 
 /// [`repart_stream`] of an archive in memory, with the spool in memory:
@@ -310,8 +298,7 @@ pub fn repartition(
     let options = Options::default();
     let mut r = Repacker::new(part_bytes, io::Cursor::new(Vec::new()));
     let report = ndarc_verify::read_bytes(input, &options, &mut r).map_err(door)?;
-    let first = input.split(|&b| b == b'\n').next().unwrap_or_default();
-    complete(r, report, ManifestLine::Kept(first.to_vec()), &options, out)
+    complete(r, report, out)
 }
 
 /// [`repart_path`] with default options and an unnamed temporary file as
@@ -337,43 +324,11 @@ fn door(e: ReadError<Error>) -> Error {
     }
 }
 
-/// Keeps the first line of a stream as it is read (at most `limit` bytes:
-/// a longer manifest is refused by the verifier anyway).
-struct FirstLine<R> {
-    inner: R,
-    kept: Vec<u8>,
-    limit: usize,
-    done: bool,
-}
-
-impl<R: Read> Read for FirstLine<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        if !self.done {
-            let got = &buf[..n];
-            let (take, end) = match memchr_lf(got) {
-                Some(i) => (i, true),
-                None => (n, false),
-            };
-            let room = self.limit.saturating_sub(self.kept.len());
-            self.kept.extend_from_slice(&got[..take.min(room)]);
-            self.done = end || take > room;
-        }
-        Ok(n)
-    }
-}
-
-fn memchr_lf(b: &[u8]) -> Option<usize> {
-    b.iter().position(|&c| c == b'\n')
-}
-
 /// Writes the output of a valid read: the manifest with the new
 /// `partCount`, the spooled parts, the closing.
 fn complete<S: Read + Write + Seek>(
-    r: Repacker<S>,
+    mut r: Repacker<S>,
     report: Report,
-    manifest: ManifestLine<'_>,
-    options: &Options,
     out: &mut dyn Write,
 ) -> Result<Summary, Error> {
     if !report.is_valid(false) {
@@ -386,17 +341,8 @@ fn complete<S: Read + Write + Seek>(
         .content_hash
         .clone()
         .ok_or_else(|| Error::archive(0, "the archive's contentHash is unknown"))?;
+    let line = std::mem::take(&mut r.manifest);
     let (mut spool, part_count, rows) = r.finish()?;
-    let line = match manifest {
-        ManifestLine::Kept(l) => l,
-        ManifestLine::File(path) => {
-            let input = ndarc_verify::lines::Input::File(File::open(path)?);
-            let mut src = ndarc_verify::lines::LineSource::new(&input)?;
-            src.next_line(options.max_manifest_line, false)?
-                .map(|l| l.bytes.to_vec())
-                .unwrap_or_default()
-        }
-    };
     let mut manifest =
         match ndarc_json::parse(&line).map_err(|source| Error::Json { line: 1, source })? {
             Value::Object(o) => o,

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use ndarc_format::catalogue::decode_base64_into;
 use ndarc_format::manifest::{Generated, Manifest, Table};
 use ndarc_format::part::BinaryKind;
-use ndarc_format::{Affinity, Plan, Severity};
+use ndarc_format::{Affinity, LineRef, Plan, Severity};
 use ndarc_json::Value;
 use ndarc_verify::{Accepted, ReadError, Reader, Report};
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
@@ -924,7 +924,7 @@ fn exec(
 impl Reader for Restore<'_> {
     type Error = UnpackError;
 
-    fn start(&mut self, plan: &Arc<Plan>) -> Result<(), UnpackError> {
+    fn start(&mut self, plan: &Arc<Plan>, _: LineRef<'_>) -> Result<(), UnpackError> {
         self.plan = Some(plan.clone());
         self.paths(&plan.manifest)?;
         self.create(plan)?;

@@ -204,9 +204,9 @@ fn run<'a>(
         Ok(s) => s,
         Err(r) => return Ok(refused(r.findings, r.started, &src)),
     };
-    drop(first);
     let plan = session.plan().clone();
-    tap.start(&plan, session.errors());
+    tap.start(&plan, at, session.errors());
+    drop(first);
 
     // The pipeline: this thread frames lines and dispatches each to the
     // pool; results come back out of order and are fed to the session in

@@ -117,9 +117,11 @@ pub trait Reader {
     type Error;
 
     /// Called once, before any part, when the manifest was read without
-    /// an error. The default does nothing.
-    fn start(&mut self, plan: &Arc<Plan>) -> Result<(), Self::Error> {
-        let _ = plan;
+    /// an error: its plan, and the manifest line as it was read and
+    /// checked (so a reader that writes it again never reads the file a
+    /// second time). The default does nothing.
+    fn start(&mut self, plan: &Arc<Plan>, manifest: LineRef<'_>) -> Result<(), Self::Error> {
+        let _ = (plan, manifest);
         Ok(())
     }
 
@@ -154,7 +156,7 @@ pub(crate) trait Taps {
     /// The tap still wants lines.
     fn live(&self) -> bool;
     /// The manifest was read (with `errors` errors so far).
-    fn start(&mut self, plan: &Arc<Plan>, errors: u64);
+    fn start(&mut self, plan: &Arc<Plan>, manifest: LineRef<'_>, errors: u64);
     /// A line was checked; `errors` is the session's count before it is
     /// fed. Returns false when the reader stopped (reading should stop).
     fn line(&mut self, at: LineRef<'_>, s: &LineSummary, spans: &RowSpans, errors: u64) -> bool;
@@ -177,11 +179,11 @@ impl<R: Reader + ?Sized> Taps for Tap<'_, R> {
         self.live
     }
 
-    fn start(&mut self, plan: &Arc<Plan>, errors: u64) {
+    fn start(&mut self, plan: &Arc<Plan>, manifest: LineRef<'_>, errors: u64) {
         if errors > 0 {
             return;
         }
-        match self.reader.start(plan) {
+        match self.reader.start(plan, manifest) {
             Ok(()) => self.live = true,
             Err(e) => self.error = Some(e),
         }
@@ -218,7 +220,7 @@ impl Taps for () {
     fn live(&self) -> bool {
         false
     }
-    fn start(&mut self, _: &Arc<Plan>, _: u64) {}
+    fn start(&mut self, _: &Arc<Plan>, _: LineRef<'_>, _: u64) {}
     fn line(&mut self, _: LineRef<'_>, _: &LineSummary, _: &RowSpans, _: u64) -> bool {
         true
     }

@@ -187,8 +187,9 @@ impl Default for Header {
     }
 }
 
-/// ndarc's own archive of `db`, or its refusal (code, message).
-fn reference(db: &Path, h: &Header) -> Result<Vec<u8>, (String, String)> {
+/// ndarc's own archive of `db`, written to `out`, or its refusal (code,
+/// message).
+fn reference(db: &Path, h: &Header, out: &Path) -> Result<(), (String, String)> {
     let opts = PackOptions {
         product: Some(h.product.clone()),
         exported_at: Some(h.exported_at.clone()),
@@ -197,9 +198,16 @@ fn reference(db: &Path, h: &Header) -> Result<Vec<u8>, (String, String)> {
         required_configuration: h.required_configuration.clone(),
         ..PackOptions::default()
     };
-    let mut out = Vec::new();
-    match pack(db, &opts, &mut out) {
-        Ok(_) => Ok(out),
+    let cannot = |e: std::io::Error| {
+        (
+            "io".to_string(),
+            format!("cannot write {}: {e}", out.display()),
+        )
+    };
+    let mut file =
+        std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(out).map_err(cannot)?);
+    match pack(db, &opts, &mut file) {
+        Ok(_) => file.flush().map_err(cannot),
         Err(e) => Err((e.code().to_string(), e.message().to_string())),
     }
 }
@@ -213,10 +221,11 @@ struct Eval {
     refused: Option<(String, String)>,
     /// Findings, the content difference, or why no archive.
     detail: String,
-    /// The producer's archive, when it left one.
-    archive: Option<Vec<u8>>,
+    /// The producer's archive, when it left one (in the scratch directory,
+    /// until the next run: archives are checked as files, never held).
+    archive: Option<PathBuf>,
     /// `pack`'s archive (under the producer's header when it had one).
-    expected: Option<Vec<u8>>,
+    expected: Option<PathBuf>,
 }
 
 struct Session {
@@ -236,23 +245,29 @@ impl Session {
         self.scratch.path().join("output.ndjson")
     }
 
+    fn expected_path(&self) -> PathBuf {
+        self.scratch.path().join("expected.ndjson")
+    }
+
     /// Feeds `spec` to the producer; `None` when the plan cannot be
     /// written (a shrinking step SQLite rejects).
     fn eval(&self, spec: &DbSpec) -> Result<Option<Eval>, Failure> {
-        let (db, archive) = (self.db_path(), self.archive_path());
+        let (db, archive, expected) = (self.db_path(), self.archive_path(), self.expected_path());
         if spec.write(&db).is_err() {
             return Ok(None);
         }
-        if let Err(e) = std::fs::remove_file(&archive) {
-            if e.kind() != std::io::ErrorKind::NotFound {
-                return Err(Failure::path("cannot remove", &archive, &e));
+        for stale in [&archive, &expected] {
+            if let Err(e) = std::fs::remove_file(stale) {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    return Err(Failure::path("cannot remove", stale, &e));
+                }
             }
         }
         let argv = substitute(&self.words, &[(DB_TOKEN, &db), (ARCHIVE_TOKEN, &archive)]);
         let outcome = run_child(&argv, self.timeout, self.max_output)
             .map_err(|e| Failure::io(format_args!("cannot run {}", self.words[0]), &e))?;
-        let produced = match std::fs::read(&archive) {
-            Ok(b) => Some(b),
+        let produced = match std::fs::symlink_metadata(&archive) {
+            Ok(_) => Some(archive.clone()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(Failure::path("cannot read", &archive, &e)),
         };
@@ -264,7 +279,7 @@ impl Session {
             archive: produced,
             expected: None,
         };
-        let first = reference(&db, &Header::default());
+        let first = reference(&db, &Header::default(), &expected);
         let o = &ev.outcome;
         if o.timed_out {
             ev.kind = Some(Kind::Timeout);
@@ -281,7 +296,7 @@ impl Session {
                 ev.refused = Some(refusal);
                 return Ok(Some(ev));
             }
-            Ok(bytes) => ev.expected = Some(bytes),
+            Ok(()) => ev.expected = Some(expected.clone()),
         }
         if ev.kind.is_some() {
             return Ok(Some(ev));
@@ -290,12 +305,26 @@ impl Session {
             ev.kind = Some(Kind::ValidRefused);
             return Ok(Some(ev));
         }
-        let Some(bytes) = &ev.archive else {
+        if ev.archive.is_none() {
             ev.kind = Some(Kind::NoArchive);
             ev.detail = format!("exit 0 but nothing at {}", archive.display());
             return Ok(Some(ev));
+        }
+        // A FIFO left there would block the reading forever.
+        if !std::fs::symlink_metadata(&archive).is_ok_and(|m| m.is_file()) {
+            ev.kind = Some(Kind::InvalidArchive);
+            ev.detail = format!("{} is not a regular file", archive.display());
+            return Ok(Some(ev));
+        }
+        // Checked as a stream, in the verifier's bounded memory.
+        let report = match ndarc_verify::verify_path(&archive, &self.verify) {
+            Ok(r) => r,
+            Err(e) => {
+                ev.kind = Some(Kind::InvalidArchive);
+                ev.detail = format!("cannot read the archive: {e}");
+                return Ok(Some(ev));
+            }
         };
-        let report = ndarc_verify::verify_bytes(bytes, &self.verify);
         if !report.is_valid(false) {
             ev.kind = Some(Kind::InvalidArchive);
             ev.detail = report
@@ -318,12 +347,13 @@ impl Session {
                 source_identity: m.source_identity.clone(),
                 required_configuration: m.required_configuration.clone(),
             });
-        let expected = reference(&db, &header).map_err(|(code, msg)| {
+        reference(&db, &header, &expected).map_err(|(code, msg)| {
             Failure::new(format!(
                 "ndarc pack refused a database it had packed, under the producer's header: {code}: {msg}"
             ))
         })?;
-        let want = ndarc_verify::verify_bytes(&expected, &self.verify);
+        let want = ndarc_verify::verify_path(&expected, &self.verify)
+            .map_err(|e| Failure::new(format!("cannot read {}: {e}", expected.display())))?;
         if !want.is_valid(false) {
             return Err(Failure::new(format!(
                 "ndarc pack wrote an invalid archive (a bug in ndarc): {}",
@@ -334,7 +364,7 @@ impl Session {
         }
         if want.content_hash != report.content_hash {
             ev.kind = Some(Kind::ContentMismatch);
-            ev.detail = difference(&expected, bytes);
+            ev.detail = difference(&expected, &archive);
         }
         ev.expected = Some(expected);
         Ok(Some(ev))
@@ -343,14 +373,14 @@ impl Session {
 
 /// The first differences between `pack`'s archive and the producer's, as
 /// `ndarc diff` shows them (three rows a kind and table at most).
-fn difference(expected: &[u8], actual: &[u8]) -> String {
+fn difference(expected: &Path, actual: &Path) -> String {
     let opts = ndarc_diff::Options {
         allow_product_mismatch: true,
         ..ndarc_diff::Options::default()
     };
     let d = match ndarc_diff::diff_labeled(
-        ("ndarc pack", ndarc_diff::Source::Bytes(expected)),
-        ("producer", ndarc_diff::Source::Bytes(actual)),
+        ("ndarc pack", ndarc_diff::Source::Path(expected)),
+        ("producer", ndarc_diff::Source::Path(actual)),
         &opts,
     ) {
         Ok(d) => d,
@@ -475,10 +505,12 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
                 |cand| matches!(session.eval(cand), Ok(Some(e)) if e.kind == Some(kind)),
             )
         };
-        // Feed the smallest database again for its files and details.
+        // Feed the smallest database again for its files and details (the
+        // scratch files are the last run's); when it no longer fails the
+        // same way (a producer that is not deterministic), the original.
         let last = match session.eval(&small)? {
             Some(e) if e.kind == Some(kind) => e,
-            _ => ev,
+            _ => session.eval(&db.spec)?.unwrap_or(ev),
         };
         let mut p = Problem {
             run,
@@ -556,17 +588,33 @@ fn keep(session: &Session, dir: &Path, p: &Problem, force: bool) -> Result<Vec<S
     let name = format!("{stem}.db");
     write_atomic(&dir.join(&name), &bytes, force, crate::io::ARCHIVE_MODE)?;
     files.push(name);
-    if let Some(a) = &p.eval.archive {
-        let name = format!("{stem}.ndjson");
-        write_atomic(&dir.join(&name), a, force, crate::io::ARCHIVE_MODE)?;
-        files.push(name);
-    }
-    if let Some(a) = &p.eval.expected {
-        let name = format!("{stem}.expected.ndjson");
-        write_atomic(&dir.join(&name), a, force, crate::io::ARCHIVE_MODE)?;
+    for (from, suffix) in [
+        (&p.eval.archive, "ndjson"),
+        (&p.eval.expected, "expected.ndjson"),
+    ] {
+        let Some(from) = from else { continue };
+        let name = format!("{stem}.{suffix}");
+        copy_atomic(from, &dir.join(&name), force)?;
         files.push(name);
     }
     Ok(files)
+}
+
+/// Copies the regular file `from` (a scratch archive, which the producer
+/// may have made anything) to `to` through a temporary sibling, streamed.
+fn copy_atomic(from: &Path, to: &Path, force: bool) -> Result<(), Failure> {
+    let meta =
+        std::fs::symlink_metadata(from).map_err(|e| Failure::path("cannot read", from, &e))?;
+    if !meta.is_file() {
+        return Err(Failure::new(format!(
+            "{} is not a regular file; not kept",
+            from.display()
+        )));
+    }
+    let mut src = std::fs::File::open(from).map_err(|e| Failure::path("cannot read", from, &e))?;
+    let mut f = crate::io::AtomicFile::create_with(to, force, crate::io::ARCHIVE_MODE)?;
+    std::io::copy(&mut src, &mut f).map_err(|e| Failure::path("cannot write", to, &e))?;
+    f.commit()
 }
 
 fn human(
