@@ -10,7 +10,8 @@
 //!   restores it;
 //! - [`fuzzdb`]: seeded random databases for fuzz-testing third-party
 //!   producers;
-//! - [`patch`]: the SQL patch of a diff, as `sqldiff` writes one.
+//! - [`patch`]: the SQL patch of a diff, as `sqldiff` writes one;
+//! - [`stream`]: a database packed on the fly wherever an archive is read.
 //!
 //! ```no_run
 //! use ndarc_sqlite::pack::{pack, PackOptions};
@@ -33,6 +34,7 @@ use std::path::Path;
 pub mod fuzzdb;
 pub mod pack;
 pub mod patch;
+pub mod stream;
 pub mod unpack;
 
 pub use pack::{pack, PackError, PackOptions, PackSummary, Refusal};
