@@ -86,9 +86,14 @@ def test_receipt_is_what_the_cli_writes(cli, tmp_path):
     assert receipt == want
 
 
-def test_a_database_is_packed_and_verified():
-    r = ndarc.verify(TESTDATA / "sqlite" / "chinook.db")
+def test_a_database_is_packed_and_verified(cli, tmp_path):
+    db = tmp_path / "base.db"
+    cli("unpack", TESTDATA / "valid" / "cells.ndjson", "-o", db)
+    r = ndarc.verify(db)
     assert r.valid and r.parts > 0, r.findings
+    # A database pack refuses (dates as text in a DATETIME column) is an error.
+    with pytest.raises(ndarc.Error, match="row_type"):
+        ndarc.verify(TESTDATA / "sqlite" / "chinook.db")
 
 
 def test_policy_as_dict_path_or_bytes(tmp_path):

@@ -148,7 +148,7 @@ def verify(
     (True, 0, 0)
     >>> r = ndarc.verify(b'{"kind":"part"}\\n')
     >>> r.valid, r.findings[0].code, r.findings[0].line
-    (False, 'record_kind', 1)
+    (False, 'manifest_missing', 1)
     """
     opts = _options(
         policy=policy,
@@ -416,14 +416,14 @@ class Archive:
         stops the reading.
 
         >>> with ndarc.open("testdata/valid/example.ndjson") as a:
-        ...     next(iter(a.rows("users")))["id"]
-        1
+        ...     next(iter(a.rows("users")))
+        {'id': 7, 'name': 'Ada', 'avatar': b'\\x89PNG'}
         """
         return _ndarc.read_table(self.path, self._table(table), False, self._options)
 
     def to_arrow_batches(self, table: str) -> Iterator["pyarrow.RecordBatch"]:
-        """The rows of ``table`` as ``pyarrow.RecordBatch`` es (up to 65,536
-        rows each), typed by column affinity: INTEGER ``int64``, NUMBER
+        """The rows of ``table`` as ``pyarrow.RecordBatch`` es (whole parts,
+        about 65,536 rows each), typed by column affinity: INTEGER ``int64``, NUMBER
         (REAL, NUMERIC …) ``float64``, TEXT ``large_string``, BLOB
         ``large_binary`` (a text cell as its UTF-8 bytes, a number as its
         JSON text); the rowid ``int64``. Needs pyarrow (``pip install
@@ -477,8 +477,8 @@ def open(
     :func:`verify`.
 
     >>> a = ndarc.open("testdata/valid/example.ndjson")
-    >>> a.tables["users"]["count"], [p for p in a.payloads]
-    (2, [])
+    >>> a.tables["users"]["count"], list(a.payloads)
+    (1, ['kv'])
     """
     opts = _options(
         policy=policy,
