@@ -346,7 +346,8 @@ impl ArrowBatch {
 
     /// Whether the batch should be handed over.
     pub fn full(&self) -> bool {
-        self.rows >= BATCH_ROWS || self.columns.iter().map(|c| c.data.len()).sum::<usize>() >= BATCH_BYTES
+        self.rows >= BATCH_ROWS
+            || self.columns.iter().map(|c| c.data.len()).sum::<usize>() >= BATCH_BYTES
     }
 }
 
@@ -377,7 +378,10 @@ mod tests {
         assert_eq!(decode(b"5", &numeric), Ok(Cell::Int(5)));
         assert_eq!(decode(b"1e+21", &numeric), Ok(Cell::Real(1e21)));
         assert_eq!(decode(b"1.5", &any), Ok(Cell::Real(1.5)));
-        assert_eq!(decode(br#""a\"\u00e9""#, &text), Ok(Cell::Text("a\"é".into())));
+        assert_eq!(
+            decode(br#""a\"\u00e9""#, &text),
+            Ok(Cell::Text("a\"é".into()))
+        );
         assert_eq!(decode(br#""plain""#, &any), Ok(Cell::Text("plain".into())));
         assert_eq!(
             decode(br#"{"blob":"AAEC"}"#, &any),

@@ -89,7 +89,11 @@ impl From<Stop> for Fail {
 
 /// `InvalidArchive` carrying the report.
 fn invalid(py: Python<'_>, r: ndarc_verify::Report, strict: bool) -> PyErr {
-    let first = r.findings.iter().find(|f| f.is_error()).or(r.findings.first());
+    let first = r
+        .findings
+        .iter()
+        .find(|f| f.is_error())
+        .or(r.findings.first());
     let msg = format!(
         "not a valid archive: {} error{}, {} warning{}{}",
         r.errors,
@@ -130,10 +134,7 @@ fn caught<T>(f: impl FnOnce() -> Result<T, Fail>) -> Result<T, Fail> {
 }
 
 /// Runs `f` without the GIL and with panics caught.
-fn detached<T: Send>(
-    py: Python<'_>,
-    f: impl FnOnce() -> Result<T, Fail> + Send,
-) -> PyResult<T> {
+fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, Fail> + Send) -> PyResult<T> {
     py.detach(move || caught(f)).map_err(|e| e.into_py(py))
 }
 
@@ -172,7 +173,9 @@ impl Options {
         }
         if let Some(f) = accept_formats {
             if f.is_empty() {
-                return Err(UsageError::new_err("accept_formats: name at least one format"));
+                return Err(UsageError::new_err(
+                    "accept_formats: name at least one format",
+                ));
             }
             o.formats = f;
         }
@@ -335,7 +338,9 @@ impl Report {
         match self.inner.receipt().filter(|_| self.valid()) {
             Some(r) => {
                 let text = r.to_canonical_line();
-                let v = py.import("json")?.call_method1("loads", (PyBytes::new(py, &text),))?;
+                let v = py
+                    .import("json")?
+                    .call_method1("loads", (PyBytes::new(py, &text),))?;
                 Ok(Some(v))
             }
             None => Ok(None),
@@ -392,7 +397,9 @@ impl Read for PyReader {
                 return Ok(0);
             }
             let bytes: &[u8] = got.extract().map_err(|_| {
-                std::io::Error::other("the file object's read() gave no bytes (open it in binary mode)")
+                std::io::Error::other(
+                    "the file object's read() gave no bytes (open it in binary mode)",
+                )
             })?;
             let n = bytes.len().min(buf.len());
             buf[..n].copy_from_slice(&bytes[..n]);
@@ -519,16 +526,18 @@ impl PushVerifier {
         let opts = options.inner.clone();
         let manifest = strip_lf(manifest);
         let v = detached(py, || {
-            Ok(ndarc_verify::PushVerifier::new(manifest, &opts).map_err(|findings| {
-                let errors = findings.iter().filter(|f| f.is_error()).count() as u64;
-                let warnings = findings.len() as u64 - errors;
-                ndarc_verify::Report {
-                    findings,
-                    errors: errors.max(1),
-                    warnings,
-                    ..Default::default()
-                }
-            }))
+            Ok(
+                ndarc_verify::PushVerifier::new(manifest, &opts).map_err(|findings| {
+                    let errors = findings.iter().filter(|f| f.is_error()).count() as u64;
+                    let warnings = findings.len() as u64 - errors;
+                    ndarc_verify::Report {
+                        findings,
+                        errors: errors.max(1),
+                        warnings,
+                        ..Default::default()
+                    }
+                }),
+            )
         })?;
         match v {
             Ok(v) => Ok(PushVerifier {
@@ -546,12 +555,7 @@ impl PushVerifier {
 
     /// Adds one part line.
     #[pyo3(signature = (line, index=None))]
-    fn feed_part(
-        &self,
-        py: Python<'_>,
-        line: &[u8],
-        index: Option<u64>,
-    ) -> PyResult<PartOutcome> {
+    fn feed_part(&self, py: Python<'_>, line: &[u8], index: Option<u64>) -> PyResult<PartOutcome> {
         let line = strip_lf(line);
         let state = &self.state;
         let (status, findings) = detached(py, move || {
@@ -676,7 +680,10 @@ fn manifest_line<'py>(
         let io = |e: std::io::Error| Fail::Error(format!("cannot read {}: {e}", path.display()));
         let file = std::fs::File::open(&path).map_err(io)?;
         if !file.metadata().map_err(io)?.is_file() {
-            return Err(Fail::Error(format!("{}: not a regular file", path.display())));
+            return Err(Fail::Error(format!(
+                "{}: not a regular file",
+                path.display()
+            )));
         }
         let input = ndarc_verify::lines::Input::File(file);
         let mut src = ndarc_verify::lines::LineSource::new(&input).map_err(io)?;
@@ -771,7 +778,11 @@ impl TableIter {
             *rx = Some(chan);
             return Ok(Some(b));
         }
-        let handle = self.done.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        let handle = self
+            .done
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         let Some(handle) = handle else {
             return Ok(None);
         };
@@ -864,8 +875,14 @@ impl TableIter {
     /// Stops the read (the iterator then ends without a verdict).
     fn close(&mut self) {
         self.cancel.store(true, Ordering::Relaxed);
-        self.batches.get_mut().unwrap_or_else(|e| e.into_inner()).take();
-        self.done.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        self.batches
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        self.done
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         self.current = None;
     }
 }

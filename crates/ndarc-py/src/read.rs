@@ -84,10 +84,11 @@ struct TableReader {
 /// case (SQLite's names are case-insensitive).
 pub fn find_table(plan: &Plan, name: &str) -> Option<usize> {
     let tables = &plan.manifest.tables;
-    tables
-        .iter()
-        .position(|t| t.name == name)
-        .or_else(|| tables.iter().position(|t| t.name.eq_ignore_ascii_case(name)))
+    tables.iter().position(|t| t.name == name).or_else(|| {
+        tables
+            .iter()
+            .position(|t| t.name.eq_ignore_ascii_case(name))
+    })
 }
 
 impl TableReader {

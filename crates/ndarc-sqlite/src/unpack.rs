@@ -536,9 +536,10 @@ pub fn restored_number(n: f64, affinity: Affinity, decl: &str) -> RestoredNumber
     let bound = bound_number(n, affinity);
     match (crate::sqlite_affinity(decl), bound) {
         (crate::SqliteAffinity::Real, RestoredNumber::Integer(i)) => RestoredNumber::Real(i as f64),
-        (crate::SqliteAffinity::Integer | crate::SqliteAffinity::Numeric, RestoredNumber::Real(r))
-            if r.fract() == 0.0 && r > -9.223_372_036_854_776e18 && r < 9.223_372_036_854_776e18 =>
-        {
+        (
+            crate::SqliteAffinity::Integer | crate::SqliteAffinity::Numeric,
+            RestoredNumber::Real(r),
+        ) if r.fract() == 0.0 && r > -9.223_372_036_854_776e18 && r < 9.223_372_036_854_776e18 => {
             RestoredNumber::Integer(r as i64)
         }
         _ => bound,
@@ -1238,7 +1239,9 @@ mod tests {
     #[test]
     fn restored_number_is_what_sqlite_reads_back() {
         let conn = Connection::open_in_memory().unwrap();
-        let decls = ["INTEGER", "REAL", "FLOAT", "NUMERIC", "DATETIME", "", "BLOB"];
+        let decls = [
+            "INTEGER", "REAL", "FLOAT", "NUMERIC", "DATETIME", "", "BLOB",
+        ];
         let cols: Vec<String> = (0..decls.len())
             .map(|i| format!("c{i} {}", decls[i]))
             .collect();
