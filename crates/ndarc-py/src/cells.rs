@@ -263,7 +263,7 @@ impl ArrowColumn {
     }
 
     fn valid(&mut self, yes: bool) {
-        if self.len % 8 == 0 {
+        if self.len.is_multiple_of(8) {
             self.validity.push(0);
         }
         if yes {
