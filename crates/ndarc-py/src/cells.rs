@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use ndarc_format::catalogue::decode_base64_into;
 use ndarc_format::{Affinity, Plan};
 use ndarc_sqlite::unpack::{restored_number, RestoredNumber};
+use ndarc_sqlite::{sqlite_affinity, SqliteAffinity};
 
 /// Rows or data bytes past which a batch is handed over: large enough that
 /// the per-batch cost in Python (one RecordBatch, or one hand-over) is
@@ -61,8 +62,8 @@ pub struct Column {
     pub plan_pos: Option<usize>,
     /// The archive's affinity.
     pub affinity: Affinity,
-    /// The declared type (for SQLite's affinity).
-    pub decl: String,
+    /// SQLite's affinity of the declared type.
+    pub sqlite: SqliteAffinity,
     /// The Arrow type.
     pub kind: Kind,
 }
@@ -79,7 +80,7 @@ pub fn columns(plan: &Plan, t: usize) -> Vec<Column> {
             name: alias.clone(),
             plan_pos: None,
             affinity: Affinity::Integer,
-            decl: "INTEGER".into(),
+            sqlite: SqliteAffinity::Integer,
             kind: Kind::Int64,
         });
     }
@@ -90,7 +91,7 @@ pub fn columns(plan: &Plan, t: usize) -> Vec<Column> {
                 name: c.name.clone(),
                 plan_pos: Some(pos),
                 affinity,
-                decl: c.decl_type.clone(),
+                sqlite: sqlite_affinity(&c.decl_type),
                 kind: Kind::of(affinity),
             });
         }
@@ -123,7 +124,7 @@ pub fn decode<'a>(text: &'a [u8], col: &Column) -> Result<Cell<'a>, String> {
         Some(b'{') => blob(text).map(Cell::Blob),
         Some(_) => {
             let n = number(text)?;
-            Ok(match restored_number(n, col.affinity, &col.decl) {
+            Ok(match restored_number(n, col.affinity, col.sqlite) {
                 RestoredNumber::Integer(i) => Cell::Int(i),
                 RestoredNumber::Real(r) => Cell::Real(r),
             })
@@ -360,7 +361,7 @@ mod tests {
             name: "c".into(),
             plan_pos: Some(0),
             affinity,
-            decl: decl.into(),
+            sqlite: sqlite_affinity(decl),
             kind: Kind::of(affinity),
         }
     }

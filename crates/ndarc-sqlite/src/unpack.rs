@@ -526,15 +526,20 @@ fn bound_number(n: f64, affinity: Affinity) -> RestoredNumber {
 }
 
 /// The value a restore leaves for the number cell `n` in a column of
-/// declared type `decl` (archive affinity `affinity`), as SQLite reads it
+/// archive affinity `affinity` and SQLite affinity `column`
+/// ([`crate::sqlite_affinity`] of its declared type), as SQLite reads it
 /// back: what [`unpack`] binds, then SQLite's column affinity (a REAL
 /// column reads back REAL; INTEGER and NUMERIC keep an integral REAL
 /// strictly inside the 64-bit range as an INTEGER, as
 /// `sqlite3VdbeIntegerAffinity` does). For readers of rows that give the
 /// values a restored database would (the Python package).
-pub fn restored_number(n: f64, affinity: Affinity, decl: &str) -> RestoredNumber {
+pub fn restored_number(
+    n: f64,
+    affinity: Affinity,
+    column: crate::SqliteAffinity,
+) -> RestoredNumber {
     let bound = bound_number(n, affinity);
-    match (crate::sqlite_affinity(decl), bound) {
+    match (column, bound) {
         (crate::SqliteAffinity::Real, RestoredNumber::Integer(i)) => RestoredNumber::Real(i as f64),
         (
             crate::SqliteAffinity::Integer | crate::SqliteAffinity::Numeric,
@@ -1275,7 +1280,7 @@ mod tests {
                 let got: SqlValue = conn
                     .query_row(&format!("SELECT c{i} FROM t"), [], |r| r.get(0))
                     .unwrap();
-                let want = match restored_number(n, aff, decl) {
+                let want = match restored_number(n, aff, crate::sqlite_affinity(decl)) {
                     RestoredNumber::Integer(i) => SqlValue::Integer(i),
                     RestoredNumber::Real(r) => SqlValue::Real(r),
                 };
