@@ -2,7 +2,6 @@
 where they find testdata/)."""
 
 import doctest
-import os
 
 import ndarc
 from conftest import ROOT
@@ -10,11 +9,6 @@ from conftest import ROOT
 
 def test_docstring_examples(monkeypatch):
     monkeypatch.chdir(ROOT)
-    pa = None
-    try:
-        import pyarrow as pa  # noqa: F401
-    except ImportError:
-        pass
     result = doctest.testmod(ndarc, globs={"ndarc": ndarc}, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
     assert result.attempted >= 10
