@@ -10,7 +10,8 @@
 //!   restores it;
 //! - [`fuzzdb`]: seeded random databases for fuzz-testing third-party
 //!   producers;
-//! - [`patch`]: the SQL patch of a diff, as `sqldiff` writes one.
+//! - [`patch`]: the SQL patch of a diff, as `sqldiff` writes one;
+//! - [`stream`]: a database packed on the fly wherever an archive is read.
 //!
 //! ```no_run
 //! use ndarc_sqlite::pack::{pack, PackOptions};
@@ -33,10 +34,44 @@ use std::path::Path;
 pub mod fuzzdb;
 pub mod pack;
 pub mod patch;
+pub mod stream;
 pub mod unpack;
 
 pub use pack::{pack, PackError, PackOptions, PackSummary, Refusal};
 pub use unpack::{unpack, unpack_reader, UnpackError, UnpackOptions, UnpackSummary};
+
+/// SQLite's column affinity (the five kinds; ndarc's
+/// [`ndarc_format::catalogue::Affinity`] merges REAL and NUMERIC), by
+/// SQLite's rules on the declared type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SqliteAffinity {
+    /// `INT` in the declared type.
+    Integer,
+    /// `CHAR`, `CLOB` or `TEXT`.
+    Text,
+    /// No type, or `BLOB`.
+    Blob,
+    /// `REAL`, `FLOA` or `DOUB`.
+    Real,
+    /// Anything else (`NUMERIC`, `DATETIME`, `BOOLEAN` …).
+    Numeric,
+}
+
+/// The affinity SQLite gives a column of declared type `decl`.
+pub fn sqlite_affinity(decl: &str) -> SqliteAffinity {
+    let t = decl.to_ascii_uppercase();
+    if t.contains("INT") {
+        SqliteAffinity::Integer
+    } else if ["CHAR", "CLOB", "TEXT"].iter().any(|w| t.contains(w)) {
+        SqliteAffinity::Text
+    } else if t.is_empty() || t.contains("BLOB") {
+        SqliteAffinity::Blob
+    } else if ["REAL", "FLOA", "DOUB"].iter().any(|w| t.contains(w)) {
+        SqliteAffinity::Real
+    } else {
+        SqliteAffinity::Numeric
+    }
+}
 
 /// The 16 bytes every SQLite 3 database file starts with.
 pub(crate) const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";

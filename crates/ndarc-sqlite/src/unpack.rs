@@ -505,22 +505,60 @@ fn check_created(conn: &Connection, t: &Table) -> Result<(), UnpackError> {
     Ok(())
 }
 
+/// A number as a restore leaves it in the database.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RestoredNumber {
+    /// An INTEGER.
+    Integer(i64),
+    /// A REAL.
+    Real(f64),
+}
+
+/// The number a restore binds for a number cell: integral values within
+/// ±2^53 as integers, others as doubles. (An INTEGER cell is always a safe
+/// integer in a valid archive.)
+fn bound_number(n: f64, affinity: Affinity) -> RestoredNumber {
+    if affinity == Affinity::Integer || (n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_992.0) {
+        RestoredNumber::Integer(n as i64)
+    } else {
+        RestoredNumber::Real(n)
+    }
+}
+
+/// The value a restore leaves for the number cell `n` in a column of
+/// archive affinity `affinity` and SQLite affinity `column`
+/// ([`crate::sqlite_affinity`] of its declared type), as SQLite reads it
+/// back: what [`unpack`] binds, then SQLite's column affinity (a REAL
+/// column reads back REAL; INTEGER and NUMERIC keep an integral REAL
+/// strictly inside the 64-bit range as an INTEGER, as
+/// `sqlite3VdbeIntegerAffinity` does). For readers of rows that give the
+/// values a restored database would (the Python package).
+pub fn restored_number(
+    n: f64,
+    affinity: Affinity,
+    column: crate::SqliteAffinity,
+) -> RestoredNumber {
+    let bound = bound_number(n, affinity);
+    match (column, bound) {
+        (crate::SqliteAffinity::Real, RestoredNumber::Integer(i)) => RestoredNumber::Real(i as f64),
+        (
+            crate::SqliteAffinity::Integer | crate::SqliteAffinity::Numeric,
+            RestoredNumber::Real(r),
+        ) if r.fract() == 0.0 && r > -9.223_372_036_854_776e18 && r < 9.223_372_036_854_776e18 => {
+            RestoredNumber::Integer(r as i64)
+        }
+        _ => bound,
+    }
+}
+
 /// Binds a cell of a verified row.
 fn cell(v: &Value<'_>, affinity: Affinity, buf: &mut Vec<u8>) -> SqlValue {
     match v {
         Value::Null | Value::Bool(_) | Value::Array(_) => SqlValue::Null,
-        Value::Number(n) => {
-            // Integral values within ±2^53 as integers (SQLite's affinity
-            // makes REAL columns real again), others as doubles.
-            // (An INTEGER cell is always a safe integer in a valid archive.)
-            if affinity == Affinity::Integer
-                || (n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_992.0)
-            {
-                SqlValue::Integer(*n as i64)
-            } else {
-                SqlValue::Real(*n)
-            }
-        }
+        Value::Number(n) => match bound_number(*n, affinity) {
+            RestoredNumber::Integer(i) => SqlValue::Integer(i),
+            RestoredNumber::Real(r) => SqlValue::Real(r),
+        },
         Value::String(s) => SqlValue::Text(s.to_string()),
         Value::Object(o) => {
             buf.clear();
@@ -1194,4 +1232,60 @@ fn invalid(report: &Report) -> UnpackError {
         plural(report.errors, "error"),
         plural(report.warnings, "warning"),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `restored_number` says what SQLite itself stores: each number is
+    /// bound as `unpack` binds it into a column of each declared type and
+    /// read back.
+    #[test]
+    fn restored_number_is_what_sqlite_reads_back() {
+        let conn = Connection::open_in_memory().unwrap();
+        let decls = [
+            "INTEGER", "REAL", "FLOAT", "NUMERIC", "DATETIME", "", "BLOB",
+        ];
+        let cols: Vec<String> = (0..decls.len())
+            .map(|i| format!("c{i} {}", decls[i]))
+            .collect();
+        conn.execute(&format!("CREATE TABLE t({})", cols.join(",")), [])
+            .unwrap();
+        let numbers: [f64; 10] = [
+            0.0,
+            5.0,
+            -7.0,
+            1.5,
+            9_007_199_254_740_992.0,
+            1e18,
+            1e20,
+            9.223_372_036_854_776e18,
+            -9.223_372_036_854_776e18,
+            1e-7,
+        ];
+        for n in numbers {
+            for (i, decl) in decls.iter().enumerate() {
+                let aff = Affinity::of(decl);
+                if aff == Affinity::Integer && n.fract() != 0.0 {
+                    continue; // not a valid INTEGER cell
+                }
+                if aff == Affinity::Integer && n.abs() > 9_007_199_254_740_991.0 {
+                    continue; // not a safe integer: not a valid INTEGER cell
+                }
+                conn.execute("DELETE FROM t", []).unwrap();
+                let bound = cell(&Value::Number(n), aff, &mut Vec::new());
+                conn.execute(&format!("INSERT INTO t(c{i}) VALUES(?1)"), [&bound])
+                    .unwrap();
+                let got: SqlValue = conn
+                    .query_row(&format!("SELECT c{i} FROM t"), [], |r| r.get(0))
+                    .unwrap();
+                let want = match restored_number(n, aff, crate::sqlite_affinity(decl)) {
+                    RestoredNumber::Integer(i) => SqlValue::Integer(i),
+                    RestoredNumber::Real(r) => SqlValue::Real(r),
+                };
+                assert_eq!(got, want, "{n} in a {decl:?} column");
+            }
+        }
+    }
 }

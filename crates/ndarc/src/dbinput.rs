@@ -1,234 +1,24 @@
-//! A SQLite database wherever `verify` and `diff` read an archive.
-//!
-//! A database is recognised by its header (the 16 bytes `SQLite format 3`
-//! and NUL), not by its name, and packed on the fly by `ndarc_sqlite::pack`
-//! on a thread of its own, into a bounded in-memory pipe that the verifier
-//! or the diff reads as it would read standard input. No archive file is
-//! written.
+//! A SQLite database wherever `verify` and `diff` read an archive: the
+//! on-the-fly packing of [`ndarc_sqlite::stream`], which standard input
+//! (`-`) never goes through.
 
-use std::io::{self, Read, Write};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 
-use ndarc_sqlite::pack::{pack, PackOptions};
+pub use ndarc_sqlite::stream::{pack_to_vec, ChanReader, Header, PackStream, Refused};
 
 use crate::io::is_stdio;
-
-/// Chunks of archive in flight between the packer and the reader: with
-/// 256 KiB chunks, at most about 1 MiB is held.
-const CHUNK: usize = 256 * 1024;
-const IN_FLIGHT: usize = 4;
 
 /// Whether `path` names a SQLite database (judged by its header; standard
 /// input never is).
 pub fn is_database(path: &Path) -> bool {
-    !is_stdio(path) && ndarc_sqlite::is_sqlite_file(path).unwrap_or(false)
+    !is_stdio(path) && ndarc_sqlite::stream::is_database(path)
 }
 
-/// The header an on-the-fly pack gets: `product` and
-/// `requiredConfiguration` (the members of the header that enter the
-/// `contentHash`), taken from the archive it is compared with when there
-/// is one.
-#[derive(Debug, Clone)]
-pub struct Header {
-    /// `product`.
-    pub product: String,
-    /// `requiredConfiguration`.
-    pub required_configuration: Vec<String>,
-}
-
-impl Header {
-    /// The header of a database packed on its own: its file name as the
-    /// product.
-    pub fn for_database(path: &Path) -> Header {
-        let product = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .filter(|s| !s.is_empty() && s.len() <= 512 && !s.chars().any(char::is_control))
-            .unwrap_or_else(|| "database".to_string());
-        Header {
-            product,
-            required_configuration: Vec::new(),
-        }
+/// The header of the archive at `path` (see [`Header::of_archive`]);
+/// `None` for standard input.
+pub fn header_of_archive(path: &Path) -> Option<Header> {
+    if is_stdio(path) {
+        return None;
     }
-
-    /// The header of the archive at `path` (its manifest line), or `None`
-    /// when it is not a readable archive file.
-    pub fn of_archive(path: &Path) -> Option<Header> {
-        if is_stdio(path) || is_database(path) {
-            return None;
-        }
-        let input = ndarc_verify::lines::Input::File(std::fs::File::open(path).ok()?);
-        let mut src = ndarc_verify::lines::LineSource::new(&input).ok()?;
-        let line = src
-            .next_line(ndarc_format::MAX_MANIFEST_LINE, false)
-            .ok()??;
-        if line.too_long.is_some() {
-            return None;
-        }
-        let v: serde_json::Value = serde_json::from_slice(&line.bytes).ok()?;
-        Some(Header {
-            product: v.get("product")?.as_str()?.to_string(),
-            required_configuration: v
-                .get("requiredConfiguration")?
-                .as_array()?
-                .iter()
-                .filter_map(|x| x.as_str().map(str::to_string))
-                .collect(),
-        })
-    }
-}
-
-/// The archive of the database at `path`, packed on the fly into memory,
-/// for the commands that hold their input in memory (`mutate`,
-/// `fuzz-consumer --base`): at most `limit` bytes, else `Err(None)`
-/// (reading stops there). `Err(Some(why))` when it could not be packed.
-pub fn pack_to_vec(path: &Path, limit: usize) -> Result<Vec<u8>, Option<String>> {
-    let mut packing = PackStream::spawn(path, &Header::for_database(path));
-    let mut buf = Vec::new();
-    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
-    let read = packing.reader().map(|r| r.take(cap).read_to_end(&mut buf));
-    if let Err(Refused(why)) = packing.finish() {
-        return Err(Some(why));
-    }
-    match read {
-        Some(Ok(_)) if buf.len() > limit => Err(None),
-        Some(Ok(_)) => Ok(buf),
-        Some(Err(e)) => Err(Some(format!("cannot read the packed archive: {e}"))),
-        None => Err(Some("the packer gave no archive".to_string())),
-    }
-}
-
-/// Why a database could not be packed: `CODE: message`.
-#[derive(Debug, Clone)]
-pub struct Refused(pub String);
-
-/// A database being packed: read the archive from [`PackStream::reader`],
-/// then [`PackStream::finish`] says whether it was all there.
-pub struct PackStream {
-    reader: Option<ChanReader>,
-    /// The reader saw the end of the stream.
-    ended: Arc<AtomicBool>,
-    handle: JoinHandle<Result<(), Refused>>,
-}
-
-impl PackStream {
-    /// Starts packing `db` on a thread.
-    pub fn spawn(db: &Path, header: &Header) -> PackStream {
-        let (tx, rx) = sync_channel(IN_FLIGHT);
-        let db = db.to_path_buf();
-        let opts = pack_options(header);
-        let handle = std::thread::spawn(move || {
-            let mut w = ChanWriter {
-                tx,
-                buf: Vec::with_capacity(CHUNK),
-            };
-            let packed = pack(&db, &opts, &mut w);
-            match packed {
-                Ok(_) => w
-                    .flush()
-                    .map_err(|e| Refused(format!("cannot pass the archive on: {e}"))),
-                Err(e) => Err(Refused(format!("{}: {}", e.code(), e.message()))),
-            }
-        });
-        let ended = Arc::new(AtomicBool::new(false));
-        PackStream {
-            reader: Some(ChanReader {
-                rx,
-                cur: Vec::new(),
-                pos: 0,
-                ended: Arc::clone(&ended),
-            }),
-            ended,
-            handle,
-        }
-    }
-
-    /// The archive, as a stream (once).
-    pub fn reader(&mut self) -> Option<ChanReader> {
-        self.reader.take()
-    }
-
-    /// Waits for the packer: `Err` when the database could not be packed
-    /// (the reader then saw a truncated archive). When the reader stopped
-    /// before the end (the other input failed), the packer's broken pipe
-    /// is not a refusal.
-    pub fn finish(mut self) -> Result<(), Refused> {
-        // A reader still held would keep the packer waiting.
-        drop(self.reader.take());
-        let r = self
-            .handle
-            .join()
-            .unwrap_or_else(|_| Err(Refused("the packer stopped".to_string())));
-        if r.is_err() && !self.ended.load(Ordering::Acquire) {
-            return Ok(());
-        }
-        r
-    }
-}
-
-fn pack_options(h: &Header) -> PackOptions {
-    PackOptions {
-        product: Some(h.product.clone()),
-        required_configuration: h.required_configuration.clone(),
-        ..PackOptions::default()
-    }
-}
-
-/// The writing end of the pipe.
-struct ChanWriter {
-    tx: SyncSender<Vec<u8>>,
-    buf: Vec<u8>,
-}
-
-impl Write for ChanWriter {
-    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        self.buf.extend_from_slice(data);
-        if self.buf.len() >= CHUNK {
-            self.flush()?;
-        }
-        Ok(data.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        if self.buf.is_empty() {
-            return Ok(());
-        }
-        let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
-        self.tx
-            .send(chunk)
-            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the reader stopped"))
-    }
-}
-
-/// The reading end of the pipe: the archive as `pack` writes it.
-pub struct ChanReader {
-    rx: Receiver<Vec<u8>>,
-    cur: Vec<u8>,
-    pos: usize,
-    ended: Arc<AtomicBool>,
-}
-
-impl Read for ChanReader {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        while self.pos == self.cur.len() {
-            match self.rx.recv() {
-                Ok(chunk) => {
-                    self.cur = chunk;
-                    self.pos = 0;
-                }
-                Err(_) => {
-                    self.ended.store(true, Ordering::Release);
-                    return Ok(0);
-                }
-            }
-        }
-        let n = out.len().min(self.cur.len() - self.pos);
-        out[..n].copy_from_slice(&self.cur[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
-    }
+    Header::of_archive(path)
 }

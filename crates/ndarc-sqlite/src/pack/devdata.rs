@@ -13,7 +13,7 @@
 //! gives what the seed's batch gives.
 
 use super::catalogue::Table;
-use crate::quote;
+use crate::{quote, sqlite_affinity, SqliteAffinity};
 
 /// How a table's read is changed: rows for which `filter` is not true are
 /// dropped (`None`: none); `rewrite` gives SQL expressions replacing
@@ -26,32 +26,6 @@ pub(super) struct DevRule {
 
 /// The dev personas (`PERSONAS` in `dev-data.mjs`).
 const PERSONAS: &str = "lower(email) LIKE '%@dev.localhost'";
-
-/// SQLite's column affinity (the five kinds; ndarc's [`ndarc_format::Affinity`]
-/// merges REAL and NUMERIC), by SQLite's rules on the declared type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SqliteAffinity {
-    Integer,
-    Text,
-    Blob,
-    Real,
-    Numeric,
-}
-
-fn sqlite_affinity(decl: &str) -> SqliteAffinity {
-    let t = decl.to_ascii_uppercase();
-    if t.contains("INT") {
-        SqliteAffinity::Integer
-    } else if ["CHAR", "CLOB", "TEXT"].iter().any(|w| t.contains(w)) {
-        SqliteAffinity::Text
-    } else if t.is_empty() || t.contains("BLOB") {
-        SqliteAffinity::Blob
-    } else if ["REAL", "FLOA", "DOUB"].iter().any(|w| t.contains(w)) {
-        SqliteAffinity::Real
-    } else {
-        SqliteAffinity::Numeric
-    }
-}
 
 /// The value an `UPDATE` stores for the expression `v` in a column of
 /// affinity `a`, as SQLite's `applyAffinity` converts it (`v` is numeric or

@@ -232,7 +232,7 @@ fn open<'a>(
     if !dbinput::is_database(path) {
         return source(path);
     }
-    let header = Header::of_archive(other).unwrap_or_else(|| fallback.clone());
+    let header = dbinput::header_of_archive(other).unwrap_or_else(|| fallback.clone());
     let mut p = PackStream::spawn(path, &header);
     let reader = p.reader();
     packing.push((name(path), p));
