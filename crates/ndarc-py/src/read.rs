@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use ndarc_format::part::BinaryKind;
-use ndarc_format::Plan;
+use ndarc_format::{LineRef, Plan};
 use ndarc_verify::{Accepted, Options, ReadError, Reader, Report};
 
 use crate::cells::{columns, ArrowBatch, Cell, Column, RowBatch};
@@ -212,7 +212,7 @@ fn add_rows<'a>(
 impl Reader for TableReader {
     type Error = Stop;
 
-    fn start(&mut self, plan: &Arc<Plan>) -> Result<(), Stop> {
+    fn start(&mut self, plan: &Arc<Plan>, _: LineRef<'_>) -> Result<(), Stop> {
         let t = find_table(plan, &self.name)
             .ok_or_else(|| Stop::Missing(format!("the archive has no table {:?}", self.name)))?;
         self.table = Some(t);
@@ -299,7 +299,7 @@ struct BinaryReader {
 impl Reader for BinaryReader {
     type Error = Stop;
 
-    fn start(&mut self, plan: &Arc<Plan>) -> Result<(), Stop> {
+    fn start(&mut self, plan: &Arc<Plan>, _: LineRef<'_>) -> Result<(), Stop> {
         let m = &plan.manifest;
         let (a, b) = (&self.names.0, &self.names.1);
         self.entry = match self.kind {
