@@ -35,7 +35,7 @@ pub mod pack;
 pub mod patch;
 pub mod unpack;
 
-pub use pack::{pack, PackError, PackOptions, PackSummary, Refusal};
+pub use pack::{pack, BucketDir, PackError, PackOptions, PackSummary, Refusal};
 pub use unpack::{unpack, unpack_reader, UnpackError, UnpackOptions, UnpackSummary};
 
 /// The 16 bytes every SQLite 3 database file starts with.
