@@ -1128,6 +1128,21 @@ def define_cases():
     case("policy_configuration", "policy_configuration", 1, pointer="/requiredConfiguration",
          options={"policy": {"requiredConfiguration": ["MAIL_KEY", "DB_URL"]}},
          note="the policy provides MAIL_KEY and DB_URL; the archive names only MAIL_KEY")
+    case("policy_exclusion-derived", "policy_exclusion", 1, pointer="/tables/1/name",
+         options={"policy": {"derivedTables": ["users"]}},
+         note="users is a derived table under the policy: the producer excludes it")
+    case("policy_table_missing", "policy_table_missing", 1, pointer="/tables",
+         options={"policy": {"includeTables": ["audit"]}},
+         note="the policy includes table audit, but the archive does not hold it")
+    case("policy_bucket", "policy_bucket", 1, pointer="/objects/0/bucket",
+         options={"policy": {"buckets": {"images": {}}}},
+         note="the objects are in bucket files; the policy exports only images")
+    case("policy_bucket-prefix", "policy_bucket", 1, pointer="/objects/0/key",
+         options={"policy": {"buckets": {"files": {"prefix": "logo"}}}},
+         note="greeting.txt is outside the prefix logo of bucket files")
+    case("policy_payload", "policy_payload", 1, pointer="/payloads/0/name",
+         options={"policy": {"extraPayloads": {"kv": {}}}},
+         note="payload kv cache is not one of the policy's extra payloads (kv)")
 
     # --- importable tables (SPEC.md §4.3) --------------------------------------
     def plain_table(name, cols=None, alias="rowid"):

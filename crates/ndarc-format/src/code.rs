@@ -244,6 +244,13 @@ codes! {
     PolicyExclusion = "policy_exclusion", Error;
     /// The archive's required configuration is not the policy's.
     PolicyConfiguration = "policy_configuration", Error;
+    /// A table the policy includes or may replace is not archived.
+    PolicyTableMissing = "policy_table_missing", Error;
+    /// An object is in a bucket the policy does not export, or outside its
+    /// bucket's prefix.
+    PolicyBucket = "policy_bucket", Error;
+    /// The archive's payloads are not the policy's extra payloads.
+    PolicyPayload = "policy_payload", Error;
 }
 
 impl fmt::Display for Code {

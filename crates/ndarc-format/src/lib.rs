@@ -48,7 +48,7 @@ pub use manifest::{
 };
 pub use part::check_line;
 pub use plan::{Plan, RowColumn, TablePlan};
-pub use policy::{Policy, PolicyError};
+pub use policy::{Bucket, ObjectReferences, Policy, PolicyError};
 pub use report::{LineRef, LineReport};
 pub use rescan::{part_keys, rescan_duplicates, rescan_duplicates_twice, PartKeys};
 pub use summary::LineSummary;

@@ -7,7 +7,8 @@ use crate::Report;
 
 /// What a successful verification vouches for: the producer's receipt
 /// (`contentHash`, `archiveHash`, tables with counts, numbers of objects
-/// and payloads, exclusions, `requiredConfiguration`) and an `ndarc` member
+/// and payloads, exclusions with `transient`, `requiredConfiguration`)
+/// and an `ndarc` member
 /// saying what checked it and when.
 #[derive(Debug, Clone)]
 pub struct Receipt {
@@ -56,6 +57,10 @@ impl Receipt {
         );
         ex.insert("columns", Value::Object(columns));
         ex.insert("configuration", Value::Bool(true));
+        // The producer's `transient` is its caller's argument to
+        // exportArchive/importArchive; no archive records it, so the
+        // receipt holds the member with null: not known.
+        ex.insert("transient", Value::Null);
         o.insert("exclusions", Value::Object(ex));
         o.insert(
             "requiredConfiguration",

@@ -154,3 +154,54 @@ fn an_unusable_policy_cannot_run() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("cannot read"), "{}", r.out());
 }
+
+/// Issue 24 §2: the producer's configuration, as `JSON.stringify` writes
+/// it (maps kept, functions dropped), is a policy the example meets.
+#[test]
+fn a_producer_configuration_verifies() {
+    let dir = Scratch::new("policy-producer");
+    let policy = format!(
+        r#"{{"product":"example","excludeTables":["sessions"],"includeTables":["notes"],
+            "derivedTables":["notes_fts"],"secretColumns":{{"users":["password"]}},
+            "replaceableTables":["notes"],"requiredConfiguration":["MAIL_KEY"],
+            "acceptedSchemas":{{"{}":{{}}}},"buckets":{{"files":{{"prefix":""}}}},
+            "extraPayloads":{{"kv":{{}}}},"partBytes":16777216}}"#,
+        schema()
+    );
+    let p = dir.write("config.json", policy.as_bytes());
+    let receipt = dir.path("receipt.json");
+    let ex = example();
+    let r = ndarc(&[
+        "verify",
+        "--policy",
+        s(&p),
+        "--receipt",
+        s(&receipt),
+        s(&ex),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.out());
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&receipt).unwrap()).unwrap();
+    assert_eq!(v["ndarc"]["policy"]["acceptedSchemas"][0], schema());
+    assert_eq!(v["ndarc"]["policy"]["extraPayloads"][0], "kv");
+    assert_eq!(v["ndarc"]["policy"]["partBytes"], 16777216);
+    // A configuration naming a bucket the archive's objects are not in.
+    let other = dir.write(
+        "other.json",
+        br#"{"buckets":{"images":{"prefix":"a/"}},"extraPayloads":[]}"#,
+    );
+    let r = ndarc(&["verify", "--format", "json", "--policy", s(&other), s(&ex)]);
+    assert_eq!(r.code, 1, "{}", r.out());
+    assert_eq!(codes(&r.out()), vec!["policy_bucket", "policy_payload"]);
+    // Each member is checked as the producer's policy() checks it.
+    let bad = dir.write(
+        "bad.json",
+        br#"{"buckets":{"files":{"objectReferences":{"table":"notes"}}}}"#,
+    );
+    let r = ndarc(&["verify", "--policy", s(&bad), s(&ex)]);
+    assert_eq!(r.code, 2, "{}", r.out());
+    assert!(
+        r.stderr.contains("(invalid_object_references)"),
+        "{}",
+        r.out()
+    );
+}

@@ -90,12 +90,15 @@ pub const PUSH_ONLY: [Code; 2] = [Code::PartConflict, Code::PartMissing];
 /// Codes that only a policy (SPEC.md §15, `verify --policy`) produces: they
 /// judge an archive against what a platform expects, so no file alone shows
 /// them; the corpus has them as fixtures with `options.policy`.
-pub const POLICY_ONLY: [Code; 5] = [
+pub const POLICY_ONLY: [Code; 8] = [
     Code::PolicyProduct,
     Code::PolicySchema,
     Code::PolicyContentHash,
     Code::PolicyExclusion,
     Code::PolicyConfiguration,
+    Code::PolicyTableMissing,
+    Code::PolicyBucket,
+    Code::PolicyPayload,
 ];
 
 // ------------------------------------------------------------------ API

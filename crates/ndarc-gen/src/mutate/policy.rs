@@ -48,5 +48,40 @@ pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
             r#"{"requiredConfiguration":["MAIL_KEY","DB_URL"]}"#,
         )
         .note("the policy provides MAIL_KEY and DB_URL; the archive names only MAIL_KEY"),
+        c(
+            "policy_exclusion-derived",
+            1,
+            "/tables/1/name",
+            r#"{"derivedTables":["users"]}"#,
+        )
+        .note("users is a derived table under the policy: the producer excludes it"),
+        c(
+            "policy_table_missing",
+            1,
+            "/tables",
+            r#"{"includeTables":["audit"]}"#,
+        )
+        .note("the policy includes table audit, but the archive does not hold it"),
+        c(
+            "policy_bucket",
+            1,
+            "/objects/0/bucket",
+            r#"{"buckets":{"images":{}}}"#,
+        )
+        .note("the objects are in bucket files; the policy exports only images"),
+        c(
+            "policy_bucket-prefix",
+            1,
+            "/objects/0/key",
+            r#"{"buckets":{"files":{"prefix":"logo"}}}"#,
+        )
+        .note("greeting.txt is outside the prefix logo of bucket files"),
+        c(
+            "policy_payload",
+            1,
+            "/payloads/0/name",
+            r#"{"extraPayloads":{"kv":{}}}"#,
+        )
+        .note("payload kv cache is not one of the policy's extra payloads (kv)"),
     ])
 }

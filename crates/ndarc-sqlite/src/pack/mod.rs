@@ -80,6 +80,9 @@ pub struct PackOptions {
     pub objects_dir: Option<PathBuf>,
     /// The bucket of the objects of `objects_dir`.
     pub bucket: Option<String>,
+    /// More buckets, each with its directory and optional prefix (the
+    /// producer's `buckets` map; `objects_dir` + `bucket` is one more).
+    pub buckets: Vec<BucketDir>,
     /// Files under `objects_dir` that are not objects, as (device, inode):
     /// the archive being written there (its temporary file, or standard
     /// output redirected there), which would otherwise be read while it
@@ -109,12 +112,28 @@ impl Default for PackOptions {
             secret_columns: Vec::new(),
             objects_dir: None,
             bucket: None,
+            buckets: Vec::new(),
             skip_files: Vec::new(),
             payloads: Vec::new(),
             part_bytes: MAX_PART_LINE,
             busy_timeout: Duration::from_secs(1),
         }
     }
+}
+
+/// One bucket of [`PackOptions::buckets`]: every regular file under `dir`
+/// whose key (the path relative to `dir`, with `/`) starts with `prefix`
+/// becomes an object of `bucket`, as the producer lists a bucket under its
+/// prefix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BucketDir {
+    /// The bucket's binding name.
+    pub bucket: String,
+    /// The directory holding the bucket's objects.
+    pub dir: PathBuf,
+    /// Only keys starting with this are objects (the producer's
+    /// `prefix`); `None` takes every file.
+    pub prefix: Option<String>,
 }
 
 /// What [`pack`] wrote.

@@ -118,28 +118,9 @@ fn hash_file(path: &Path) -> Result<(u64, [u8; 32]), PackError> {
 }
 
 pub(super) fn binaries(opts: &PackOptions) -> Result<(Vec<Binary>, Vec<Binary>), PackError> {
-    let mut objects = Vec::new();
+    let mut sources: Vec<(&str, &Path, &str)> = Vec::new();
     match (&opts.objects_dir, &opts.bucket) {
-        (Some(dir), Some(bucket)) => {
-            if !is_name(bucket) {
-                return Err(PackError::Options(format!(
-                    "--bucket {bucket:?} is not a name"
-                )));
-            }
-            let mut files = Vec::new();
-            walk(dir, "", &opts.skip_files, &mut files)?;
-            files.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
-            for (key, path) in files {
-                let (size, sha256) = hash_file(&path)?;
-                objects.push(Binary {
-                    object: Some((bucket.clone(), key)),
-                    name: String::new(),
-                    path,
-                    size,
-                    sha256,
-                });
-            }
-        }
+        (Some(dir), Some(bucket)) => sources.push((bucket, dir, "")),
         (None, None) => {}
         _ => {
             return Err(PackError::Options(
@@ -147,6 +128,39 @@ pub(super) fn binaries(opts: &PackOptions) -> Result<(Vec<Binary>, Vec<Binary>),
             ))
         }
     }
+    for b in &opts.buckets {
+        sources.push((&b.bucket, &b.dir, b.prefix.as_deref().unwrap_or("")));
+    }
+    let mut objects = Vec::new();
+    for (i, &(bucket, dir, prefix)) in sources.iter().enumerate() {
+        if !is_name(bucket) {
+            return Err(PackError::Options(format!(
+                "bucket {bucket:?} is not a name"
+            )));
+        }
+        if sources[..i].iter().any(|s| s.0 == bucket) {
+            return Err(PackError::Options(format!(
+                "bucket {bucket:?} is given twice"
+            )));
+        }
+        let mut files = Vec::new();
+        walk(dir, "", &opts.skip_files, &mut files)?;
+        for (key, path) in files.into_iter().filter(|(k, _)| k.starts_with(prefix)) {
+            let (size, sha256) = hash_file(&path)?;
+            objects.push(Binary {
+                object: Some((bucket.to_string(), key)),
+                name: String::new(),
+                path,
+                size,
+                sha256,
+            });
+        }
+    }
+    // The producer's order: by bucket, then key (UTF-16 code units).
+    objects.sort_by(|a, b| match (&a.object, &b.object) {
+        (Some((ab, ak)), Some((bb, bk))) => cmp_utf16(ab, bb).then_with(|| cmp_utf16(ak, bk)),
+        _ => std::cmp::Ordering::Equal,
+    });
     let mut payloads = Vec::new();
     for (name, path) in &opts.payloads {
         if !is_name(name) {

@@ -83,6 +83,14 @@ pub struct Args {
     /// The bucket of the --objects-dir objects.
     #[arg(long, value_name = "NAME", requires = "objects_dir")]
     pub bucket: Option<String>,
+    /// A bucket NAME=DIR: every regular file under DIR becomes an object
+    /// of bucket NAME, as with --objects-dir (repeatable: one per bucket).
+    #[arg(long, value_name = "NAME=DIR")]
+    pub bucket_dir: Vec<String>,
+    /// NAME=PREFIX: only keys of bucket NAME starting with PREFIX are
+    /// objects (the producer's bucket prefix; repeatable).
+    #[arg(long, value_name = "NAME=PREFIX")]
+    pub bucket_prefix: Vec<String>,
     /// A payload NAME=FILE (repeatable).
     #[arg(long, value_name = "NAME=FILE")]
     pub payload: Vec<String>,
@@ -123,6 +131,43 @@ impl Args {
                 _ => Err(Failure::new(format!("--payload {s:?}: expected NAME=FILE"))),
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let mut buckets = Vec::new();
+        for b in &self.bucket_dir {
+            match b.split_once('=') {
+                Some((name, dir)) if !name.is_empty() && !dir.is_empty() => {
+                    buckets.push(ndarc_sqlite::BucketDir {
+                        bucket: name.to_string(),
+                        dir: PathBuf::from(dir),
+                        prefix: None,
+                    })
+                }
+                _ => {
+                    return Err(Failure::new(format!(
+                        "--bucket-dir {b:?}: expected NAME=DIR"
+                    )))
+                }
+            }
+        }
+        for p in &self.bucket_prefix {
+            let Some((name, prefix)) = p.split_once('=') else {
+                return Err(Failure::new(format!(
+                    "--bucket-prefix {p:?}: expected NAME=PREFIX"
+                )));
+            };
+            match buckets.iter_mut().find(|b| b.bucket == name) {
+                Some(b) if b.prefix.is_none() => b.prefix = Some(prefix.to_string()),
+                Some(_) => {
+                    return Err(Failure::new(format!(
+                        "--bucket-prefix: bucket {name:?} has two prefixes"
+                    )))
+                }
+                None => {
+                    return Err(Failure::new(format!(
+                        "--bucket-prefix {p:?}: no --bucket-dir {name}=DIR"
+                    )))
+                }
+            }
+        }
         Ok(PackOptions {
             product: self.product.clone(),
             exported_at: self.exported_at.clone(),
@@ -135,6 +180,7 @@ impl Args {
             secret_columns,
             objects_dir: self.objects_dir.clone(),
             bucket: self.bucket.clone(),
+            buckets,
             payloads,
             part_bytes: self.part_bytes,
             ..PackOptions::default()
@@ -188,7 +234,11 @@ fn refuse_inputs(args: &Args, opts: &PackOptions) -> Result<(), Failure> {
     let mut inputs = vec![args.db.as_path()];
     inputs.extend(opts.payloads.iter().map(|(_, p)| p.as_path()));
     refuse_input(dest, &inputs)?;
-    if let Some(dir) = &opts.objects_dir {
+    for dir in opts
+        .objects_dir
+        .iter()
+        .chain(opts.buckets.iter().map(|b| &b.dir))
+    {
         if std::fs::symlink_metadata(dest).is_ok() && is_under(dest, dir) {
             return Err(input_refused(dest));
         }
@@ -232,7 +282,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     refuse_inputs(&args, &opts)?;
     let mut out = args.output.open(crate::io::ARCHIVE_MODE)?;
     let mut opts = opts;
-    if opts.objects_dir.is_some() {
+    if opts.objects_dir.is_some() || !opts.buckets.is_empty() {
         opts.skip_files = output_identity(&out).into_iter().collect();
     }
     let db = args.db.display().to_string();

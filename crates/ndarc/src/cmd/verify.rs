@@ -77,8 +77,9 @@ pub struct Args {
     accept_format: Vec<String>,
     /// Check the archive against an import policy (SPEC.md §15): a JSON
     /// file of `product`, `contentHash`, `acceptedSchemas`, `excludeTables`,
-    /// `secretColumns` and `requiredConfiguration`. Each breach is an error
-    /// `policy_*`; the receipt records the policy. At most 16 MiB is read.
+    /// `secretColumns`, `requiredConfiguration`, `buckets` … (the producer's
+    /// configuration as JSON is one). Each breach is an error `policy_*`;
+    /// the receipt records the policy. At most 16 MiB is read.
     #[arg(long, value_name = "FILE", help_heading = "Policy")]
     policy: Option<PathBuf>,
     /// The archive's closing must carry this `contentHash` (the hash the
