@@ -74,7 +74,7 @@ pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
             }
             Ok(non_canonical_at) => {
                 if let Some(nc) = non_canonical_at {
-                    lr.add_at(Code::NotCanonical, nc, "", "the manifest line is valid JSON but not its canonical (RFC 8785) form; `ndarc canon` rewrites it");
+                    lr.add_not_canonical(nc, "the manifest line");
                 }
                 match check_manifest_line(
                     at.bytes,
