@@ -1,6 +1,6 @@
 //! Golden outputs of `ndarc verify` in every format for archives whose
 //! findings a person must act on: a `not_canonical` of each rule, a
-//! truncated file. The expected outputs are in `testdata/verify/`;
+//! truncated file, both hash mismatches. The expected outputs are in `testdata/verify/`;
 //! `NDARC_BLESS=1 cargo test -p ndarc --test golden` rewrites them.
 
 use std::path::{Path, PathBuf};
@@ -77,12 +77,17 @@ fn untimed_json(s: &str) -> String {
 /// the repository's root (so the file name in the output is stable) and
 /// checks each format's output and exit status against `testdata/verify/`.
 fn golden(name: &str, failures: &mut Vec<String>) {
-    let file = format!("testdata/invalid/{name}.ndjson");
+    golden_of(&format!("testdata/invalid/{name}.ndjson"), name, failures);
+}
+
+/// As [`golden`], for the archive `file` (relative to the repository's
+/// root) and the golden files `testdata/verify/NAME.*`.
+fn golden_of(file: &str, name: &str, failures: &mut Vec<String>) {
     for (format, ext) in [("human", "txt"), ("json", "json"), ("github", "github")] {
         let out = Command::new(env!("CARGO_BIN_EXE_ndarc"))
             .current_dir(root())
             .env("NO_COLOR", "1")
-            .args(["verify", "--format", format, &file])
+            .args(["verify", "--format", format, file])
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(1), "{name} {format}");
@@ -147,4 +152,105 @@ fn not_canonical_names_the_rule_pointer_and_texts() {
     let bytes = std::fs::read(root().join("testdata/invalid/not_canonical-number.ndjson")).unwrap();
     let at = f["offset"].as_u64().unwrap() as usize;
     assert!(bytes[at..].starts_with(b"7.0"), "{at}");
+}
+
+#[test]
+fn hash_mismatches_say_their_causes() {
+    run(&["content_hash_mismatch", "archive_hash_mismatch"]);
+}
+
+/// `testdata/verify/truncated.ndjson`: the base archive cut at byte 2000,
+/// in the middle of its third line (a download cut short). Written here,
+/// from `valid/base.ndjson`, and checked like the outputs.
+#[test]
+fn a_truncated_file_leads_with_closing_missing() {
+    let mut failures = Vec::new();
+    let base = std::fs::read(root().join("testdata/valid/base.ndjson")).unwrap();
+    let cut = String::from_utf8(base[..2000].to_vec()).unwrap();
+    let path = root().join("testdata/verify/truncated.ndjson");
+    check(&path, &cut, &mut failures);
+    golden_of(
+        "testdata/verify/truncated.ndjson",
+        "truncated",
+        &mut failures,
+    );
+    // The closing cut in the middle: the cut line is counted as a part.
+    golden("missing_final_newline-truncated", &mut failures);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+
+    let out = Command::new(env!("CARGO_BIN_EXE_ndarc"))
+        .current_dir(root())
+        .args([
+            "verify",
+            "--format",
+            "json",
+            "testdata/verify/truncated.ndjson",
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = &v["files"][0];
+    let codes: Vec<&str> = f["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    // The cause first; where the file was cut next; what the rest would
+    // have held folded into the cause.
+    assert_eq!(
+        codes,
+        ["closing_missing", "missing_final_newline", "json_syntax"]
+    );
+    assert_eq!(f["errors"], 3);
+    let m = f["findings"][0]["message"].as_str().unwrap();
+    assert!(
+        m.contains("6 findings that follow from it not listed (1 row_count, 4 binary_missing, 1 part_count_mismatch"),
+        "{m}"
+    );
+}
+
+#[test]
+fn the_human_summary_labels_the_hashes_of_an_invalid_archive_computed() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ndarc"))
+        .current_dir(root())
+        .args(["verify", "testdata/invalid/content_hash_mismatch.ndjson"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let closing = "d9298a10d1b0735837dc4bd85dac641b0f3cef27a47e5d53a54f2f3f5b2fcffa";
+    assert!(
+        text.contains(&format!(
+            ": computed contentHash 19707cb1d095e7ca1c2a60efdaae896ae092f8df5f8b53717a6b73be26158a6b (the closing says {closing})"
+        )),
+        "{text}"
+    );
+    assert!(text.contains(": computed archiveHash "), "{text}");
+    assert!(text.contains("(as the closing says)"), "{text}");
+    assert!(text.contains("an edit by hand"), "{text}");
+    // A valid archive's hashes are the closing's: no label.
+    let out = Command::new(env!("CARGO_BIN_EXE_ndarc"))
+        .current_dir(root())
+        .args(["verify", "testdata/valid/base.ndjson"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("base.ndjson: contentHash "), "{text}");
+    assert!(!text.contains("computed"), "{text}");
+}
+
+#[test]
+fn the_summary_counts_in_words_and_gives_no_rate_for_a_small_file() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ndarc"))
+        .current_dir(root())
+        .args(["verify", "testdata/invalid/not_canonical.ndjson"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains(": INVALID: 1 error, 0 warnings; 2925 bytes,"),
+        "{text}"
+    );
+    // A rate over 3 KB measures start-up, not throughput.
+    assert!(!text.contains("MB/s"), "{text}");
 }
