@@ -362,7 +362,7 @@ fn options_that_cannot_mean_what_was_asked_exit_2() {
     );
     assert_eq!((code, out.as_str()), (2, ""), "{err}");
     assert!(
-        err.contains("--table \"nosuch\" matches no table of either archive (they have: legacy, notes, old_stuff, users)"),
+        err.contains("--table \"nosuch\" matches no table of either archive (they have: audit_log, legacy, notes, old_stuff, users)"),
         "{err}"
     );
     // One pattern that matches is not enough: each must.
