@@ -134,7 +134,7 @@ pub enum Error {
         message: String,
     },
     /// The archives are of different products.
-    #[error("the archives describe different products ({before:?} and {after:?}); allow a product mismatch to diff them anyway")]
+    #[error("the archives describe different products ({before:?} and {after:?}); pass --allow-product-mismatch to diff them anyway")]
     ProductMismatch {
         /// The first archive's product.
         before: String,
@@ -149,9 +149,19 @@ pub enum Error {
         /// The pattern.
         pattern: String,
     },
-    /// A chosen key names a column the table's rows do not carry.
+    /// A chosen key names a column the table's rows do not carry, or
+    /// names a table twice.
     #[error("{0}")]
     Key(String),
+    /// A `--table` pattern matches no table of either archive (a typo would
+    /// otherwise read as "no differences").
+    #[error("--table {pattern:?} matches no table of either archive (they have: {tables})")]
+    NoSuchTable {
+        /// The pattern.
+        pattern: String,
+        /// The tables of both archives, some of them.
+        tables: String,
+    },
     /// A chosen key is not unique among a table's rows on one side.
     #[error("{name}: --key {table}: two rows of table {table} have the key {key}; choose columns that identify a row")]
     KeyNotUnique {
@@ -365,6 +375,44 @@ fn merge(
 
     if let Some(e) = ta.error.as_ref().or(tb.error.as_ref()) {
         return Err(Error::Key(e.clone()));
+    }
+    if let Some(p) = opts.tables.iter().find(|p| {
+        let g = Glob::new(p);
+        !ma.tables
+            .iter()
+            .chain(&mb.tables)
+            .any(|t| g.matches(&t.name))
+    }) {
+        let mut names: Vec<&str> = ma
+            .tables
+            .iter()
+            .chain(&mb.tables)
+            .map(|t| t.name.as_str())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        let shown = names.len().min(10);
+        let mut tables = names[..shown].join(", ");
+        if names.len() > shown {
+            tables.push_str(&format!(", … {} more", names.len() - shown));
+        }
+        if names.is_empty() {
+            tables = "no tables".into();
+        }
+        return Err(Error::NoSuchTable {
+            pattern: p.clone(),
+            tables,
+        });
+    }
+    if let Some(((t, _), _)) = opts.keys.iter().enumerate().find_map(|(i, k)| {
+        opts.keys[..i]
+            .iter()
+            .find(|(t, _)| t.eq_ignore_ascii_case(&k.0))
+            .map(|first| (k, first))
+    }) {
+        return Err(Error::Key(format!(
+            "--key {t}: a second --key for table {t:?}; give its columns once (TABLE=COL,COL)"
+        )));
     }
     if let Some((t, _)) = opts.keys.iter().find(|(t, _)| {
         !ma.tables

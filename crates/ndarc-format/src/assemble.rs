@@ -653,7 +653,7 @@ impl Assembler {
                 eof.0,
                 eof.1,
                 "",
-                "the archive ends without a closing line: it is truncated",
+                "the archive ends without a closing line: it is truncated (cut in transfer, a full disk, or an export that stopped early); export or download it again",
             )),
             Some((c, line, offset, anchors)) => {
                 let pos = (*line, *offset);
@@ -668,7 +668,7 @@ impl Assembler {
                 }
                 if let Some(h) = &c.content_hash {
                     if *h != content_hash {
-                        self.at_line(pos, anchors, Code::ContentHashMismatch, "/contentHash", format!("contentHash is {h} but the archive's content hashes to {content_hash}"));
+                        self.at_line(pos, anchors, Code::ContentHashMismatch, "/contentHash", format!("contentHash is {h} but the archive's content hashes to {content_hash} (computed): the rows or the manifest were changed after export (an edit by hand or by a tool), or the producer hashed other content; export again rather than edit an archive"));
                     }
                 }
                 if let Some(h) = &c.archive_hash {
@@ -679,7 +679,7 @@ impl Assembler {
                             Code::ArchiveHashMismatch,
                             "/archiveHash",
                             format!(
-                                "archiveHash is {h} but the archive's lines hash to {archive_hash}"
+                                "archiveHash is {h} but the archive's lines hash to {archive_hash} (computed): a line was changed, added or removed after export (an edit by hand), or the transfer re-encoded the file (line endings, character set) or cut and rejoined it; download or export it again"
                             ),
                         );
                     }

@@ -25,6 +25,7 @@ pub mod assemble;
 pub mod catalogue;
 mod cell;
 mod code;
+pub mod display;
 mod fast;
 mod finding;
 pub mod hash;

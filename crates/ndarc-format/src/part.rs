@@ -165,12 +165,7 @@ fn full(plan: &Plan, at: LineRef<'_>, digest: Option<Digest32>) -> LineSummary {
         }
         Ok(parsed) => {
             if let Some(nc) = parsed.non_canonical_at {
-                r.add_at(
-                    Code::NotCanonical,
-                    nc,
-                    "",
-                    "the line is valid JSON but not its canonical (RFC 8785) form; `ndarc canon` rewrites it",
-                );
+                r.add_not_canonical(nc, "the line");
             }
             let canonical = parsed.non_canonical_at.is_none().then_some(at.bytes);
             check_record(plan, &parsed.value, canonical, &mut r, &mut hash)

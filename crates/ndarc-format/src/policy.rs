@@ -114,7 +114,7 @@ pub enum PolicyError {
     #[error("the policy is not JSON: {0}")]
     Json(String),
     /// JSON, but not a policy.
-    #[error("the policy's {member}: {problem} ({code})")]
+    #[error("{}: {problem} ({code})", policy_member(.member))]
     Invalid {
         /// The member at fault (`""` for the whole document).
         member: String,
@@ -147,6 +147,15 @@ const MEMBERS: [&str; 14] = [
 
 /// The producer's `partBytes` bounds (`invalid_part_limit`).
 const PART_BYTES: std::ops::RangeInclusive<u64> = 1024..=16 * 1024 * 1024;
+
+/// "the policy's `member`", or "the policy" for the whole document.
+fn policy_member(member: &str) -> String {
+    if member.is_empty() {
+        "the policy".to_string()
+    } else {
+        format!("the policy's {member}")
+    }
+}
 
 fn invalid(member: &str, code: &str, problem: impl Into<String>) -> PolicyError {
     PolicyError::Invalid {
@@ -951,6 +960,8 @@ mod tests {
     fn bad_policies_are_refused_with_the_member() {
         let err = |s: &str| Policy::from_json(s.as_bytes()).unwrap_err().to_string();
         assert!(err("[]").contains("a policy is a JSON object"));
+        // The whole document is named as such, not as an empty member.
+        assert_eq!(err("[]"), "the policy: a policy is a JSON object (invalid_policy)");
         assert!(err(r#"{"prodcut":"x"}"#).contains("prodcut: unknown member"));
         assert!(err(r#"{"contentHash":"ABC"}"#).contains("64 lowercase hex"));
         assert!(err(r#"{"excludeTables":["a","a"]}"#).contains("listed twice"));

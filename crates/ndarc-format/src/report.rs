@@ -82,6 +82,29 @@ impl<'a> LineReport<'a> {
         ));
     }
 
+    /// Records `not_canonical` for this line, which parsed as JSON and is
+    /// not canonical from byte `parser_at` on: at the first byte that
+    /// differs from the canonical form, with the JSON pointer there, the
+    /// rule broken and the text found and expected (SPEC.md §3.2).
+    /// `subject` names the line in the message ("the line", "the manifest
+    /// line").
+    pub fn add_not_canonical(&mut self, parser_at: usize, subject: &str) {
+        let (rel, pointer, what) = match ndarc_json::explain_non_canonical(self.at.bytes) {
+            Some(d) => (d.offset, d.pointer.clone(), format!(": {}", d.describe())),
+            // The explanation agrees with the parser (property-tested); this
+            // only keeps the finding should they ever disagree.
+            None => (parser_at, String::new(), String::new()),
+        };
+        self.add_at(
+            Code::NotCanonical,
+            rel,
+            &pointer,
+            format!(
+                "{subject} is valid JSON but not its canonical (RFC 8785) form{what}; `ndarc canon` rewrites it"
+            ),
+        );
+    }
+
     /// Counts a finding of `code` past the limit.
     fn drop(&mut self, code: Code) {
         match code.severity() {

@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 
 mod error;
+mod explain;
 mod locate;
 pub mod number;
 mod parse;
@@ -35,6 +36,7 @@ mod ser;
 mod value;
 
 pub use error::{Error, ErrorKind};
+pub use explain::{explain_non_canonical, Difference, Rule};
 pub use locate::{locate, skip_string, skip_value, Locator};
 pub use parse::{
     check_canonical, check_canonical_with, parse, parse_with, validate_with, ParseOptions, Parsed,

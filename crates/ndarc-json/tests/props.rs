@@ -6,8 +6,8 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use ndarc_json::{
-    canonicalize, check_canonical, parse, parse_with, to_canonical_vec, validate_with, Object,
-    OwnedValue, ParseOptions, Value,
+    canonicalize, check_canonical, explain_non_canonical, parse, parse_with, to_canonical_vec,
+    validate_with, Object, OwnedValue, ParseOptions, Value,
 };
 use proptest::prelude::*;
 
@@ -379,6 +379,15 @@ fn agree(bytes: &[u8]) -> Result<(), TestCaseError> {
             prop_assert_eq!(&out, &to_canonical_vec(&p.value));
             let again = parse(&out).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert!(same_value(&again, &p.value));
+            // A non-canonical text is explained, at a point before which it
+            // is its canonical text; a canonical one is not.
+            let d = explain_non_canonical(bytes);
+            prop_assert_eq!(d.is_some(), at.is_some(), "explained {:?}", d);
+            if let Some(d) = d {
+                prop_assert!(d.offset <= bytes.len() && d.offset <= out.len());
+                prop_assert_eq!(&bytes[..d.offset], &out[..d.offset], "{:?}", d);
+                prop_assert!(d.found != d.expected, "{:?}", d);
+            }
         }
         _ => prop_assert!(
             false,

@@ -121,6 +121,10 @@ pub enum UnpackError {
     /// An output exists and `force` is not set (exit 2).
     #[error("output_exists: {0} already exists; use --force to replace it")]
     Exists(PathBuf),
+    /// The database path is an existing directory (exit 2): `--force`
+    /// would not help, the path must name a file.
+    #[error("output_exists: {} is a directory; -o names the database file to write (e.g. -o {})", .0.display(), .0.join("restored.db").display())]
+    IsDirectory(PathBuf),
     /// Reading the archive or writing an output failed (exit 2).
     #[error("{code}: {message}")]
     Io {
@@ -137,7 +141,7 @@ impl UnpackError {
         match self {
             UnpackError::Invalid(_) => "invalid_archive",
             UnpackError::Unholdable { code, .. } | UnpackError::Io { code, .. } => code,
-            UnpackError::Exists(_) => "output_exists",
+            UnpackError::Exists(_) | UnpackError::IsDirectory(_) => "output_exists",
         }
     }
 
@@ -1069,6 +1073,9 @@ fn unpack_with(
     ) -> Result<Report, ReadError<UnpackError>>,
 ) -> Result<UnpackSummary, Failed> {
     let existing = fs::symlink_metadata(db).ok();
+    if fs::metadata(db).is_ok_and(|m| m.is_dir()) {
+        return Err(UnpackError::IsDirectory(db.to_path_buf()).into());
+    }
     if existing.is_some() && !opts.force {
         return Err(UnpackError::Exists(db.to_path_buf()).into());
     }

@@ -74,7 +74,7 @@ pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
             }
             Ok(non_canonical_at) => {
                 if let Some(nc) = non_canonical_at {
-                    lr.add_at(Code::NotCanonical, nc, "", "the manifest line is valid JSON but not its canonical (RFC 8785) form; `ndarc canon` rewrites it");
+                    lr.add_not_canonical(nc, "the manifest line");
                 }
                 match check_manifest_line(
                     at.bytes,
@@ -387,7 +387,7 @@ impl Session {
                 Err(shared) => shared.manifest.clone(),
             })
         };
-        Report {
+        let mut report = Report {
             errors: c.errors,
             warnings: c.warnings,
             findings: c.kept,
@@ -402,8 +402,59 @@ impl Session {
             elapsed: self.started.elapsed(),
             policy,
             ..Default::default()
-        }
+        };
+        fold_truncation(&mut report);
+        report
     }
+}
+
+/// Findings that follow from a missing closing line: what the rest of the
+/// file would have held (rows, chunks, parts) is missing because the file
+/// is cut, not because the producer left it out.
+const TRUNCATION_CONSEQUENCES: &[Code] =
+    &[Code::RowCount, Code::BinaryMissing, Code::PartCountMismatch];
+
+/// Leads with the cause of a truncated file (SPEC.md §9): `closing_missing`
+/// first, then the findings that show where the file was cut (the last
+/// line's missing LF, a cut line that does not parse), and the findings
+/// that only say what the rest of the file would have held folded into
+/// the cause's message, counted by code, not listed.
+fn fold_truncation(report: &mut Report) {
+    let Some(at) = report
+        .findings
+        .iter()
+        .position(|f| f.code == Code::ClosingMissing)
+    else {
+        return;
+    };
+    let mut cause = report.findings.remove(at);
+    let mut folded: Vec<(Code, u64)> = Vec::new();
+    report.findings.retain(|f| {
+        if !TRUNCATION_CONSEQUENCES.contains(&f.code) {
+            return true;
+        }
+        match folded.iter_mut().find(|(c, _)| *c == f.code) {
+            Some((_, n)) => *n += 1,
+            None => folded.push((f.code, 1)),
+        }
+        false
+    });
+    let n: u64 = folded.iter().map(|(_, n)| n).sum();
+    // Every folded code is an error.
+    report.errors = report.errors.saturating_sub(n);
+    if n > 0 {
+        let list: Vec<String> = folded.iter().map(|(c, k)| format!("{k} {c}")).collect();
+        cause.message.push_str(&format!(
+            "; {n} {} from it not listed ({}: what the rest of the file would have held)",
+            if n == 1 {
+                "finding that follows"
+            } else {
+                "findings that follow"
+            },
+            list.join(", ")
+        ));
+    }
+    report.findings.insert(0, cause);
 }
 
 impl Refused {

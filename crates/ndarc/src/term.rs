@@ -157,14 +157,17 @@ pub fn note(message: &str) {
 
 /// `s` made one safe line for a terminal: line breaks become spaces, other
 /// control characters (ESC, BEL, DEL, C1: what could move the cursor or
-/// start an escape sequence) are written as `\u{…}`.
+/// start an escape sequence) and bidirectional formatting characters (what
+/// could make text read as other text) are written as `\u{…}`.
 pub fn one_line(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
             '\n' | '\r' => o.push(' '),
             '\t' => o.push('\t'),
-            c if c.is_control() => o.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c if ndarc_format::display::is_unsafe_char(c) => {
+                o.push_str(&format!("\\u{{{:x}}}", u32::from(c)))
+            }
             c => o.push(c),
         }
     }
@@ -192,6 +195,16 @@ pub fn shell_word(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_line_escapes_bidi_controls() {
+        // A table name that would display reversed ("Trojan Source").
+        assert_eq!(
+            one_line("users\u{202e}txt.exe\u{2066}x\u{1b}[2J"),
+            "users\\u{202e}txt.exe\\u{2066}x\\u{1b}[2J"
+        );
+        assert_eq!(one_line("é 😀 a\u{2028}b"), "é 😀 a\\u{2028}b");
+    }
 
     #[test]
     fn colour_decision() {

@@ -349,3 +349,55 @@ fn filters_decide_the_exit_status() {
         assert!(help.contains(flag), "{flag}");
     }
 }
+
+#[test]
+fn options_that_cannot_mean_what_was_asked_exit_2() {
+    let dir = data("changes", "");
+    let base = "../../valid/base.ndjson";
+    // A --table pattern that matches no table is a typo, not "no differences".
+    let (code, out, err) = ndarc(
+        &["diff", "before.ndjson", "after.ndjson", "--table", "nosuch"],
+        &dir,
+        None,
+    );
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(
+        err.contains("--table \"nosuch\" matches no table of either archive (they have: audit_log, legacy, notes, old_stuff, users)"),
+        "{err}"
+    );
+    // One pattern that matches is not enough: each must.
+    let (code, _, err) = ndarc(
+        &[
+            "diff",
+            "before.ndjson",
+            "after.ndjson",
+            "--table",
+            "users",
+            "--table",
+            "user",
+        ],
+        &dir,
+        None,
+    );
+    assert_eq!(code, 2, "{err}");
+    // A second --key for one table would silently replace or be ignored.
+    let (code, _, err) = ndarc(
+        &[
+            "diff",
+            "before.ndjson",
+            "after.ndjson",
+            "--key",
+            "notes=body",
+            "--key",
+            "NOTES=user_id",
+        ],
+        &dir,
+        None,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("a second --key for table \"NOTES\""), "{err}");
+    // Different products: the message names the option that allows it.
+    let (code, _, err) = ndarc(&["diff", "before.ndjson", base], &dir, None);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("pass --allow-product-mismatch"), "{err}");
+}

@@ -230,3 +230,33 @@ fn a_producer_leaving_tables_out_is_a_content_mismatch() {
         assert!(p["detail"].as_str().unwrap().contains("removed"), "{p:#}");
     }
 }
+
+#[test]
+fn a_non_canonical_archive_is_reported_with_offset_pointer_and_rule() {
+    let dir = tmp("canonical");
+    // A space after the manifest's `"epoch":` (whitespace rule).
+    let exec = script(
+        &dir,
+        "\"$NDARC\" pack \"$1\" -o \"$2.tmp\"\nsed -e '1 s/\"epoch\":/\"epoch\": /' \"$2.tmp\" > \"$2\"\nrm -f \"$2.tmp\"",
+    );
+    let o = fuzz(&["--exec", &exec, "--runs", "1", "--json"]);
+    let v = summary(&o);
+    assert_eq!(o.status.code(), Some(1), "{v:#}");
+    let bad = problems(&v, "invalid_archive");
+    assert_eq!(bad.len(), 1, "{v:#}");
+    let detail = bad[0]["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("line 1, byte 9: not_canonical: "),
+        "{detail}"
+    );
+    assert!(
+        detail.contains("whitespace: found `{\"epoch\": "),
+        "{detail}"
+    );
+    assert!(detail.contains("(at /epoch)"), "{detail}");
+    // The human report shows the same detail.
+    let o = fuzz(&["--exec", &exec, "--runs", "1"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("line 1, byte 9: not_canonical"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -625,7 +625,7 @@ fn shuffled_rows_verify_in_bounded_memory() {
     let base = r.peak_kib * 1024;
     let r = run(&["verify", "-j1", s(&shuffled)], Input::Null, 120, 2048);
     assert_eq!(r.code, Some(0), "{r:?}");
-    assert!(r.stdout.contains("valid: 0 errors, 1 warnings"), "{r:?}");
+    assert!(r.stdout.contains("valid: 0 errors, 1 warning"), "{r:?}");
     assert!(r.stdout.contains("row_key_order"), "{r:?}");
     let per_row = (r.peak_kib * 1024).saturating_sub(base) / rows as u64;
     assert!(

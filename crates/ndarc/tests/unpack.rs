@@ -255,3 +255,26 @@ fn outputs_are_private_whatever_the_umask_unless_mode_says_otherwise() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(mode(&db), 0o604);
 }
+
+#[test]
+fn a_directory_as_output_says_to_name_a_file_not_to_force() {
+    let d = tempfile::tempdir().unwrap();
+    let good = d.path().join("good.ndjson");
+    std::fs::write(&good, example()).unwrap();
+    for force in [false, true] {
+        let mut args = vec!["unpack", s(&good), "-o", s(d.path())];
+        if force {
+            args.push("--force");
+        }
+        let o = ndarc(&args);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains("output_exists"), "{e}");
+        assert!(
+            e.contains("is a directory; -o names the database file to write"),
+            "{e}"
+        );
+        assert!(!e.contains("--force"), "{e}");
+    }
+    assert_eq!(entries(d.path()), [good.display().to_string()]);
+}

@@ -28,7 +28,9 @@ fn esc(s: &str) -> String {
             '\r' => {}
             // ESC, BEL and the other controls from archive text: shown, not
             // passed to the viewer.
-            c if c.is_control() => o.push_str(&format!("&#92;u{{{:x}}}", u32::from(c))),
+            c if ndarc_format::display::is_unsafe_char(c) => {
+                o.push_str(&format!("&#92;u{{{:x}}}", u32::from(c)))
+            }
             c => o.push(c),
         }
     }
@@ -422,4 +424,13 @@ pub fn markdown(d: &Diff, opts: &RenderOptions, w: &mut dyn Write) -> io::Result
         writeln!(w, "Ignored: {}.", ignored_text(d, &|s| code(s)))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn bidi_controls_are_escaped_in_markdown() {
+        assert_eq!(super::esc("a\u{202e}b"), "a&#92;u{202e}b");
+        assert_eq!(super::esc("x\u{1b}"), "x&#92;u{1b}");
+    }
 }

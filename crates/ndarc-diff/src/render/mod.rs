@@ -157,7 +157,7 @@ pub(crate) fn word_diff(before: &Value<'_>, after: &Value<'_>) -> Option<Vec<Pie
 pub(crate) fn safe(s: &str, keep_esc: bool) -> std::borrow::Cow<'_, str> {
     if !s
         .chars()
-        .any(|c| c.is_control() && !(keep_esc && c == '\x1b'))
+        .any(|c| ndarc_format::display::is_unsafe_char(c) && !(keep_esc && c == '\x1b'))
     {
         return std::borrow::Cow::Borrowed(s);
     }
@@ -168,7 +168,10 @@ pub(crate) fn safe(s: &str, keep_esc: bool) -> std::borrow::Cow<'_, str> {
             '\n' => o.push_str("\\n"),
             '\t' => o.push_str("\\t"),
             '\r' => o.push_str("\\r"),
-            c if c.is_control() => o.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            // Bidirectional controls too: they reorder what is around them.
+            c if ndarc_format::display::is_unsafe_char(c) => {
+                o.push_str(&format!("\\u{{{:x}}}", u32::from(c)))
+            }
             c => o.push(c),
         }
     }
@@ -369,6 +372,8 @@ mod tests {
         assert_eq!(safe("a\x1b[2Jb\n", false), "a\\u{1b}[2Jb\\n");
         assert_eq!(safe("\x1b[1mx\u{9b}", true), "\x1b[1mx\\u{9b}");
         assert_eq!(safe("plain é", false), "plain é");
+        // Bidirectional controls from archive text are escaped too.
+        assert_eq!(safe("a\u{202e}b\u{2067}", false), "a\\u{202e}b\\u{2067}");
         assert_eq!(width("名前_😀"), 7);
         assert_eq!(width("e\u{301}"), 1);
     }

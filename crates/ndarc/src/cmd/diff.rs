@@ -78,7 +78,7 @@ and lists only the rows whose other cells changed too. Both inputs are verified 
 Exit status (as diff(1)): 0 no differences (outside what is ignored or
 filtered out by --table, --ignore-*), 1 differences, 2 could not run
 (usage, I/O, an invalid input, different products, a --key that is not
-unique).";
+unique or names a table twice, a --table pattern that matches no table).";
 
 /// Arguments of `ndarc diff`.
 #[derive(Debug, clap::Args)]

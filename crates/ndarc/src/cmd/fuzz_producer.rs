@@ -332,7 +332,7 @@ impl Session {
                 .iter()
                 .filter(|f| f.severity == ndarc_format::Severity::Error)
                 .take(3)
-                .map(|f| format!("line {}: {}: {}", f.line, f.code, f.message))
+                .map(finding_text)
                 .collect::<Vec<_>>()
                 .join("; ");
             return Ok(Some(ev));
@@ -369,6 +369,21 @@ impl Session {
         ev.expected = Some(expected);
         Ok(Some(ev))
     }
+}
+
+/// A finding of the producer's archive as the report shows it: line, byte
+/// offset and JSON pointer, so its author can find it (`verify`'s human
+/// form without the file name).
+fn finding_text(f: &ndarc_format::Finding) -> String {
+    let at = if f.pointer.is_empty() {
+        String::new()
+    } else {
+        format!(" (at {})", f.pointer)
+    };
+    format!(
+        "line {}, byte {}: {}: {}{at}",
+        f.line, f.offset, f.code, f.message
+    )
 }
 
 /// The first differences between `pack`'s archive and the producer's, as

@@ -384,36 +384,75 @@ pub(crate) fn human_text(name: &str, r: &Report, valid: bool, colour: bool) -> S
         0.0
     };
     out.push_str(&format!(
-        "{name}: {verdict}: {} errors, {} warnings{}; {} bytes, {} lines, {} parts",
-        r.errors,
-        r.warnings,
+        "{name}: {verdict}: {}, {}{}; {}, {}, {}",
+        plural(r.errors, "error"),
+        plural(r.warnings, "warning"),
         if r.stopped { " (stopped early)" } else { "" },
-        r.bytes,
-        r.lines,
-        r.parts
+        plural(r.bytes, "byte"),
+        plural(r.lines, "line"),
+        plural(r.parts, "part")
     ));
     if let Some(m) = &r.manifest {
         // Counts seen: the manifest's own entries, and rows only when the
         // archive is valid (then every claimed count was checked against
         // the rows read); a claimed count is never printed as seen.
-        out.push_str(&format!(", {} tables", m.tables.len()));
+        out.push_str(&format!(", {}", plural(m.tables.len() as u64, "table")));
         if r.errors == 0 {
             let rows = m.tables.iter().fold(0u64, |n, t| n.saturating_add(t.count));
-            out.push_str(&format!(", {rows} rows"));
+            out.push_str(&format!(", {}", plural(rows, "row")));
         }
         out.push_str(&format!(
-            ", {} objects, {} payloads",
-            m.objects.len(),
-            m.payloads.len()
+            ", {}, {}",
+            plural(m.objects.len() as u64, "object"),
+            plural(m.payloads.len() as u64, "payload")
         ));
     }
-    out.push_str(&format!(" in {secs:.2}s ({mbs:.0} MB/s)\n"));
+    // A rate over a few kilobytes measures start-up, not throughput.
+    if r.bytes >= MIN_RATE_BYTES {
+        out.push_str(&format!(" in {secs:.2}s ({mbs:.0} MB/s)\n"));
+    } else {
+        out.push_str(&format!(" in {secs:.2}s\n"));
+    }
     if let (Some(c), Some(a)) = (&r.content_hash, &r.archive_hash) {
-        out.push_str(&format!(
-            "{name}: contentHash {c}\n{name}: archiveHash {a}\n"
-        ));
+        if valid {
+            // The closing's hashes, which the computed ones equal.
+            out.push_str(&format!(
+                "{name}: contentHash {c}\n{name}: archiveHash {a}\n"
+            ));
+        } else {
+            // Labelled, so that an invalid archive's hashes are not read as
+            // what its closing says.
+            let said = |i: usize, computed: &str| match &r.closing_hashes {
+                None => " (no closing line)".to_string(),
+                Some(h) => {
+                    let said = if i == 0 { &h.0 } else { &h.1 };
+                    if said == computed {
+                        " (as the closing says)".to_string()
+                    } else {
+                        format!(" (the closing says {})", term::one_line(said))
+                    }
+                }
+            };
+            out.push_str(&format!(
+                "{name}: computed contentHash {c}{}\n{name}: computed archiveHash {a}{}\n",
+                said(0, c),
+                said(1, a)
+            ));
+        }
     }
     out
+}
+
+/// The smallest input whose summary gives a rate (MB/s): 10 MB.
+const MIN_RATE_BYTES: u64 = 10_000_000;
+
+/// `n` and `word`, plural unless `n` is 1 ("1 payload", "2 payloads").
+pub(crate) fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }
 
 fn github_escape(s: &str, property: bool) -> String {
