@@ -961,7 +961,10 @@ mod tests {
         let err = |s: &str| Policy::from_json(s.as_bytes()).unwrap_err().to_string();
         assert!(err("[]").contains("a policy is a JSON object"));
         // The whole document is named as such, not as an empty member.
-        assert_eq!(err("[]"), "the policy: a policy is a JSON object (invalid_policy)");
+        assert_eq!(
+            err("[]"),
+            "the policy: a policy is a JSON object (invalid_policy)"
+        );
         assert!(err(r#"{"prodcut":"x"}"#).contains("prodcut: unknown member"));
         assert!(err(r#"{"contentHash":"ABC"}"#).contains("64 lowercase hex"));
         assert!(err(r#"{"excludeTables":["a","a"]}"#).contains("listed twice"));
