@@ -13,6 +13,10 @@
 //! hence this crate; its one-stream core follows sha2's x86 backend
 //! (MIT/Apache-2.0), and every result is tested against sha2.
 #![warn(missing_docs)]
+// Every unsafe operation sits in its own `unsafe` block with its reason,
+// also inside an `unsafe fn` (whose `# Safety` section says what its
+// callers promise).
+#![deny(unsafe_op_in_unsafe_fn)]
 
 #[cfg(target_arch = "x86_64")]
 mod mb;
@@ -209,6 +213,21 @@ pub fn vector_lanes() -> bool {
     }
 }
 
+/// The name of the code [`update_with_messages`] runs on this machine, for
+/// benchmarks and `--version` to print beside their figures:
+/// `"avx512-lanes"` (row messages in eight vector lanes, the line's rounds
+/// between theirs), `"sha-ni-pairs"` (two SHA-extension streams
+/// interleaved) or `"portable"` (sha2, one message at a time).
+pub fn kernel() -> &'static str {
+    if vector_lanes() {
+        "avx512-lanes"
+    } else if interleaved() {
+        "sha-ni-pairs"
+    } else {
+        "portable"
+    }
+}
+
 /// [`update_with_messages`] one stream at a time, with sha2.
 fn with_messages_portable(
     state: &mut [u32; 8],
@@ -401,6 +420,17 @@ mod tests {
             }
         }
         let taken = MULTI.with(std::cell::Cell::get) - before;
+        // Say what ran: on a CPU without the lanes (AMD, or no AVX-512)
+        // this test checks the SHA-NI pairs and the portable code only.
+        eprintln!(
+            "ndarc-sha: kernel {}; vector lanes {} on this CPU ({taken} calls)",
+            kernel(),
+            if vector_lanes() {
+                "tested"
+            } else {
+                "NOT tested: not used"
+            },
+        );
         assert_eq!(
             taken > 0,
             vector_lanes(),

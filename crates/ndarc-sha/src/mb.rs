@@ -67,6 +67,10 @@ const FEW: usize = 4;
 
 /// The sixteen message words of eight blocks, one block per lane, as two
 /// 8x8 transposes of 32-bit words.
+///
+/// # Safety
+/// Each pointer of `blocks` must be valid for reads of 64 bytes, and the
+/// CPU must have AVX2.
 #[inline]
 #[target_feature(enable = "avx2")]
 unsafe fn transpose(blocks: &[*const u8; LANES]) -> [__m256i; 16] {
@@ -109,6 +113,9 @@ unsafe fn transpose(blocks: &[*const u8; LANES]) -> [__m256i; 16] {
 /// `w[0..16]`. Not inlined: the function ends with `vzeroupper`, so that
 /// no upper half of ymm0-ymm15 holds data when the SHA extensions'
 /// legacy-encoded instructions run in the kernel.
+///
+/// # Safety
+/// As [`transpose`]: each pointer readable for 64 bytes, and AVX2.
 #[inline(never)]
 #[target_feature(enable = "avx2")]
 unsafe fn load_words(blocks: &[*const u8; LANES], w: &mut Schedule) {
@@ -171,10 +178,15 @@ macro_rules! kernel {
 }
 
 /// Runs one step: the lanes' rounds, and `4 * q` line blocks from `line`
-/// (`q` at most 4, `line` at least that long) beside them.
+/// (`q` at most 4, `line` at least that long) beside them. Not `unsafe`:
+/// the kernel's memory is checked here, and its CPU features are the
+/// function's own (a caller without them needs `unsafe`).
+///
+/// # Panics
+/// If `q` is over 4 or `line` is shorter than `4 * q` blocks.
 #[inline(never)]
 #[target_feature(enable = "avx512f,avx512vl,sha,sse2,ssse3,sse4.1,avx")]
-unsafe fn step(
+fn step(
     st: &mut LaneState,
     w: &Schedule,
     q: usize,
@@ -269,6 +281,12 @@ type Unfinished = Option<(Lane, [u32; 8])>;
 
 /// Runs the lanes until no message is left to start and at most [`FEW`]
 /// are in lanes; returns those, and what the steps left of the line.
+///
+/// # Safety
+/// `blocks` must describe a prefix of `messages` (`total`, the sum of
+/// `blocks`, times 64 at most `messages.len()`), `out` must have one slot
+/// per entry of `blocks`, and the CPU must have everything [`available`]
+/// checks.
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
 unsafe fn lanes<'l>(
     line_state: &mut [u32; 8],
@@ -279,9 +297,8 @@ unsafe fn lanes<'l>(
     out: &mut [Digest32],
 ) -> ([Unfinished; FEW], &'l [u8]) {
     static IDLE: [u8; 64] = [0; 64];
-    // SAFETY: this function has the SHA extensions' features.
-    let (mut la, mut lc) = unsafe { crate::ni::load(line_state) };
-    let mask = unsafe { crate::ni::mask() };
+    let (mut la, mut lc) = crate::ni::load(line_state);
+    let mask = crate::ni::mask();
     let mut st = LaneState([[0; LANES]; 8]);
     let mut w = Schedule([[0; LANES]; 64]);
     // Each lane's message, next block's offset and blocks left, as arrays
@@ -334,8 +351,7 @@ unsafe fn lanes<'l>(
                 };
                 *slot = Some((lane, std::array::from_fn(|j| st.0[j][i])));
             }
-            // SAFETY: as above.
-            *line_state = unsafe { crate::ni::store(la, lc) };
+            *line_state = crate::ni::store(la, lc);
             return (rest, long);
         }
         let ptrs: [*const u8; LANES] = std::array::from_fn(|i| {

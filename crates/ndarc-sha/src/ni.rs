@@ -1,4 +1,10 @@
 //! The SHA extensions (x86-64): one stream, and two streams interleaved.
+//!
+//! The functions here are `#[target_feature]` functions but not `unsafe`:
+//! their one precondition is the CPU's, which the compiler checks at each
+//! call from code with the same features, and which the two entry points
+//! ([`with_messages`], [`pair`]) check at run time with [`available`]. The
+//! unaligned loads and stores stay in `unsafe` blocks, each with its reason.
 
 use std::arch::x86_64::*;
 
@@ -27,7 +33,7 @@ pub(crate) static K: [u32; 64] = [
 
 #[inline]
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-unsafe fn schedule(v0: __m128i, v1: __m128i, v2: __m128i, v3: __m128i) -> __m128i {
+fn schedule(v0: __m128i, v1: __m128i, v2: __m128i, v3: __m128i) -> __m128i {
     let t1 = _mm_sha256msg1_epu32(v0, v1);
     let t2 = _mm_alignr_epi8(v3, v2, 4);
     let t3 = _mm_add_epi32(t1, t2);
@@ -91,7 +97,7 @@ macro_rules! load4 {
 /// The state in the registers' (ABEF, CDGH) layout.
 #[inline]
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-pub(crate) unsafe fn load(state: &[u32; 8]) -> (__m128i, __m128i) {
+pub(crate) fn load(state: &[u32; 8]) -> (__m128i, __m128i) {
     // SAFETY: 8 u32 are two 16-byte unaligned loads.
     let (dcba, efgh) = unsafe {
         let p = state.as_ptr().cast::<__m128i>();
@@ -108,7 +114,7 @@ pub(crate) unsafe fn load(state: &[u32; 8]) -> (__m128i, __m128i) {
 /// Compresses one 64-byte block into one state.
 #[inline]
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-unsafe fn block1(state: (&mut __m128i, &mut __m128i), block: &[u8], mask: __m128i) {
+fn block1(state: (&mut __m128i, &mut __m128i), block: &[u8], mask: __m128i) {
     let (mut abef, mut cdgh) = (*state.0, *state.1);
     let (mut w0, mut w1, mut w2, mut w3) = load4!(block, mask);
     let mut w4: __m128i;
@@ -121,7 +127,7 @@ unsafe fn block1(state: (&mut __m128i, &mut __m128i), block: &[u8], mask: __m128
 /// interleaved so that each fills the other's latency.
 #[inline]
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-unsafe fn block2(
+fn block2(
     a: (&mut __m128i, &mut __m128i),
     block_a: &[u8],
     b: (&mut __m128i, &mut __m128i),
@@ -146,7 +152,7 @@ unsafe fn block2(
 /// layout.
 #[inline]
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-pub(crate) unsafe fn store(abef: __m128i, cdgh: __m128i) -> [u32; 8] {
+pub(crate) fn store(abef: __m128i, cdgh: __m128i) -> [u32; 8] {
     let feba = _mm_shuffle_epi32(abef, 0x1B);
     let dchg = _mm_shuffle_epi32(cdgh, 0xB1);
     let dcba = _mm_blend_epi16(feba, dchg, 0xF0);
@@ -164,7 +170,7 @@ pub(crate) unsafe fn store(abef: __m128i, cdgh: __m128i) -> [u32; 8] {
 /// The byte order of the message words.
 #[inline]
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-pub(crate) unsafe fn mask() -> __m128i {
+pub(crate) fn mask() -> __m128i {
     _mm_set_epi64x(
         0x0C0D_0E0F_0809_0A0Bu64 as i64,
         0x0405_0607_0001_0203u64 as i64,
@@ -224,7 +230,7 @@ pub(crate) fn pair(
 /// about 2.9 with padding), so a batch ends with messages only; hashed
 /// one at a time, they took an eighth of the hashing time at half speed.
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-unsafe fn with_messages_ni(
+fn with_messages_ni(
     state: &mut [u32; 8],
     long: &[u8],
     messages: &[u8],
@@ -305,7 +311,7 @@ unsafe fn with_messages_ni(
 }
 
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
-unsafe fn pair_ni(a: &mut [u32; 8], a_blocks: &[u8], b: &mut [u32; 8], b_blocks: &[u8]) {
+fn pair_ni(a: &mut [u32; 8], a_blocks: &[u8], b: &mut [u32; 8], b_blocks: &[u8]) {
     let mask = mask();
     let (mut a_abef, mut a_cdgh) = load(a);
     let (mut b_abef, mut b_cdgh) = load(b);

@@ -1,6 +1,7 @@
 //! Verification of portability archives.
 //!
-//! - [`verify_path`] memory-maps a file, splits it into lines with memchr,
+//! - [`verify_path`] reads a file with `pread` (never mapped: a file
+//!   truncated under a mapping raises SIGBUS), splits it into lines with memchr,
 //!   checks part lines in parallel on a rayon pool and runs the cheap
 //!   sequential rules over compact per-line summaries as they come.
 //! - [`verify_reader`] does the same over bounded read buffers, for stdin
@@ -20,6 +21,8 @@
 //! # Ok::<(), ndarc_verify::Error>(())
 //! ```
 
+// The only unsafe code of the hot path (SIMD SHA-256) lives in ndarc-sha.
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod lines;

@@ -32,7 +32,7 @@ fn purge_freed_memory_at_once() {
 
 use std::io::Write;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use ndarc::exit::{CmdResult, Failure, Status, EXIT_FAILURE};
 use ndarc::io::{AtomicFile, FileMode};
@@ -215,7 +215,17 @@ fn run(command: Command, ctx: &Context) -> CmdResult {
 
 fn main() -> ExitCode {
     purge_freed_memory_at_once();
-    let cli = match Cli::try_parse() {
+    // `--version` also names the SHA-256 code this CPU runs, which
+    // benchmark figures depend on.
+    let command = Cli::command().long_version(format!(
+        "{} (SHA-256 kernel: {})",
+        env!("CARGO_PKG_VERSION"),
+        ndarc_sha::kernel()
+    ));
+    let parsed = command
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             // Help and --version exit 0; usage errors exit 2.
