@@ -26,11 +26,11 @@ use ndarc_json::{RawStr, Scanner};
 
 use crate::cell::{self, CellValue};
 use crate::hash::{self, Digest32};
-use crate::key::{cmp_cells, key_step, KeyCell, RowKey};
+use crate::key::{cmp_cells, key_step, KeyCell, PartKeys, RowKey};
 use crate::pack::MAX_PART_ROWS;
 use crate::plan::{Plan, RowColumn, TablePlan};
 use crate::report::LineRef;
-use crate::rescan::PartKeys;
+
 use crate::summary::{Anchors, Body, Descent, LineSummary, RowSpans, RowsPart};
 
 /// A row cell as written, kept flat: an enum of the scanner's token types
@@ -691,7 +691,7 @@ fn cell_ok(c: &RowColumn, cell: Cell<'_>, scratch: &mut Vec<u8>) -> bool {
         Kind::EscapedBlob => return false,
         Kind::Blob => CellValue::Blob(cell.text),
     };
-    cell::faults(c, value, scratch).is_empty()
+    cell::faults(c.affinity, c.notnull, value, scratch).is_empty()
 }
 
 /// Appends a cell's text (canonical, as the line is).

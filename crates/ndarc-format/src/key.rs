@@ -251,6 +251,100 @@ pub(crate) fn key_step(
     }
 }
 
+/// The keys of one part line: each row's key text and digest, item
+/// position and offset in the line.
+#[derive(Debug, Default, Clone)]
+pub struct PartKeys {
+    /// The key texts, one after another.
+    text: Vec<u8>,
+    keys: Vec<Entry>,
+    /// The table has rowids (keys are then at `rowid`, not `row`).
+    pub(crate) rowid: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    digest: u128,
+    item: u32,
+    offset: u32,
+    /// End of the key's text in `PartKeys::text` (it starts where the
+    /// previous one ends).
+    end: u32,
+}
+
+/// One key of a [`PartKeys`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartKey<'a> {
+    /// [`key_digest`] of the text.
+    pub digest: u128,
+    /// The item's position in the part.
+    pub item: usize,
+    /// Offset in the line of the item's `row` (or `rowid`).
+    pub offset: u32,
+    /// The key text (`[1,"a"]`, or a rowid).
+    pub text: &'a str,
+}
+
+impl PartKeys {
+    /// No keys yet, for a table with rowids or without.
+    pub(crate) fn new(rowid: bool) -> PartKeys {
+        PartKeys {
+            rowid,
+            ..PartKeys::default()
+        }
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The keys, in item order.
+    pub fn iter(&self) -> impl Iterator<Item = PartKey<'_>> + '_ {
+        let mut start = 0usize;
+        self.keys.iter().map(move |e| {
+            let end = e.end as usize;
+            let text = std::str::from_utf8(&self.text[start..end]).unwrap_or_default();
+            start = end;
+            PartKey {
+                digest: e.digest,
+                item: e.item as usize,
+                offset: e.offset,
+                text,
+            }
+        })
+    }
+
+    /// Keeps the first `n` keys.
+    pub(crate) fn truncate(&mut self, n: usize) {
+        self.keys.truncate(n);
+        let end = self.keys.last().map_or(0, |e| e.end as usize);
+        self.text.truncate(end);
+    }
+
+    /// Adds the key of item `item` at `offset`, its text written by
+    /// `write`.
+    pub(crate) fn push_key(&mut self, item: usize, offset: u32, write: impl FnOnce(&mut Vec<u8>)) {
+        let start = self.text.len();
+        write(&mut self.text);
+        let (Ok(item), Ok(end)) = (u32::try_from(item), u32::try_from(self.text.len())) else {
+            self.text.truncate(start);
+            return;
+        };
+        self.keys.push(Entry {
+            digest: key_digest(&self.text[start..]),
+            item,
+            offset,
+            end,
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

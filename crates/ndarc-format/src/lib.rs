@@ -44,6 +44,7 @@ pub use catalogue::Affinity;
 pub use code::{Code, Severity};
 pub use finding::{pointer, Finding};
 pub use hash::{ArchiveHasher, ContentHasher, Digest32};
+pub use key::PartKeys;
 pub use manifest::{
     check_manifest, check_manifest_line, Manifest, ManifestOptions, ManifestOutcome,
 };
@@ -51,7 +52,7 @@ pub use part::check_line;
 pub use plan::{Plan, RowColumn, TablePlan};
 pub use policy::{Bucket, ObjectReferences, Policy, PolicyError};
 pub use report::{LineRef, LineReport};
-pub use rescan::{part_keys, rescan_duplicates, rescan_duplicates_twice, PartKeys};
+pub use rescan::{part_keys, rescan_duplicates, rescan_duplicates_twice};
 pub use summary::LineSummary;
 
 /// The `format` identifier of the portability archive.

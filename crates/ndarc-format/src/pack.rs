@@ -9,6 +9,11 @@ use ndarc_json::{number, write_string};
 
 use crate::hash::ArchiveHasher;
 
+/// The part sizes (`partBytes`) a producer may use: 1 KiB to the longest
+/// part line, 16 MiB. The one statement of the rule; `pack`, `gen`,
+/// `repart`, the policy (`invalid_part_limit`) and the flags check it here.
+pub const PART_BYTES: std::ops::RangeInclusive<usize> = 1024..=crate::MAX_PART_LINE;
+
 /// The room `export.mjs` keeps in every part for the part's own members.
 pub const PART_OVERHEAD: usize = 200;
 

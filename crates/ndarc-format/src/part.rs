@@ -11,8 +11,9 @@ use std::fmt::Write as _;
 
 use ndarc_json::{cmp_utf16, Object, Value};
 
+pub use crate::key::{PartKey, PartKeys};
 pub use crate::plan::{Plan, RowColumn, TablePlan};
-pub use crate::rescan::{part_keys, PartKey, PartKeys};
+pub use crate::rescan::part_keys;
 pub use crate::summary::{
     Anchors, BinaryKind, BinaryPart, Body, Chunk, Closing, Descent, LineSummary, RowSpans, RowsPart,
 };
@@ -621,7 +622,7 @@ fn check_cells(tp: &TablePlan, table: &str, row: &Object<'_>, item: &str, r: &mu
             },
             Value::Bool(_) | Value::Array(_) => CellValue::Other,
         };
-        for fault in cell::faults(c, value, &mut scratch).iter() {
+        for fault in cell::faults(c.affinity, c.notnull, value, &mut scratch).iter() {
             let cp = join(&row_ptr(), &c.name);
             let label = format!("{table}.{}", c.name);
             let (pointer, message) = match fault {

@@ -145,9 +145,6 @@ const MEMBERS: [&str; 14] = [
     "validateStaged",
 ];
 
-/// The producer's `partBytes` bounds (`invalid_part_limit`).
-const PART_BYTES: std::ops::RangeInclusive<u64> = 1024..=16 * 1024 * 1024;
-
 /// "the policy's `member`", or "the policy" for the whole document.
 fn policy_member(member: &str) -> String {
     if member.is_empty() {
@@ -410,7 +407,10 @@ impl Policy {
                     ))
                 }
                 "partBytes" => match v.as_safe_integer() {
-                    Some(n) if n >= 0 && PART_BYTES.contains(&(n as u64)) => {
+                    Some(n)
+                        if usize::try_from(n)
+                            .is_ok_and(|n| crate::pack::PART_BYTES.contains(&n)) =>
+                    {
                         p.part_bytes = Some(n as u64)
                     }
                     _ => {

@@ -14,94 +14,8 @@ use ndarc_json::{Locator, Value};
 use crate::assemble::Collector;
 use crate::code::Code;
 use crate::finding::Finding;
-use crate::key::{key_digest, KeyCell, RowKey};
+use crate::key::{KeyCell, PartKey, PartKeys, RowKey};
 use crate::plan::Plan;
-
-/// The keys of one part line: each row's key text and digest, item
-/// position and offset in the line.
-#[derive(Debug, Default, Clone)]
-pub struct PartKeys {
-    /// The key texts, one after another.
-    text: Vec<u8>,
-    keys: Vec<Entry>,
-    /// The table has rowids (keys are then at `rowid`, not `row`).
-    rowid: bool,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Entry {
-    digest: u128,
-    item: u32,
-    offset: u32,
-    /// End of the key's text in `PartKeys::text` (it starts where the
-    /// previous one ends).
-    end: u32,
-}
-
-/// One key of a [`PartKeys`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PartKey<'a> {
-    /// [`key_digest`] of the text.
-    pub digest: u128,
-    /// The item's position in the part.
-    pub item: usize,
-    /// Offset in the line of the item's `row` (or `rowid`).
-    pub offset: u32,
-    /// The key text (`[1,"a"]`, or a rowid).
-    pub text: &'a str,
-}
-
-impl PartKeys {
-    /// Number of keys.
-    pub fn len(&self) -> usize {
-        self.keys.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
-    }
-
-    /// The keys, in item order.
-    pub fn iter(&self) -> impl Iterator<Item = PartKey<'_>> + '_ {
-        let mut start = 0usize;
-        self.keys.iter().map(move |e| {
-            let end = e.end as usize;
-            let text = std::str::from_utf8(&self.text[start..end]).unwrap_or_default();
-            start = end;
-            PartKey {
-                digest: e.digest,
-                item: e.item as usize,
-                offset: e.offset,
-                text,
-            }
-        })
-    }
-
-    /// Keeps the first `n` keys.
-    pub(crate) fn truncate(&mut self, n: usize) {
-        self.keys.truncate(n);
-        let end = self.keys.last().map_or(0, |e| e.end as usize);
-        self.text.truncate(end);
-    }
-
-    /// Adds the key of item `item` at `offset`, its text written by
-    /// `write`.
-    pub(crate) fn push_key(&mut self, item: usize, offset: u32, write: impl FnOnce(&mut Vec<u8>)) {
-        let start = self.text.len();
-        write(&mut self.text);
-        let (Ok(item), Ok(end)) = (u32::try_from(item), u32::try_from(self.text.len())) else {
-            self.text.truncate(start);
-            return;
-        };
-        self.keys.push(Entry {
-            digest: key_digest(&self.text[start..]),
-            item,
-            offset,
-            end,
-        });
-    }
-}
 
 /// The row keys of a part line of table `table`: what the duplicate
 /// re-scan of a table out of key order needs. Lines that do not parse give
@@ -110,10 +24,7 @@ pub fn part_keys(plan: &Plan, table: usize, bytes: &[u8]) -> PartKeys {
     let Some(tp) = plan.tables.get(table) else {
         return PartKeys::default();
     };
-    let mut out = PartKeys {
-        rowid: tp.has_rowid,
-        ..PartKeys::default()
-    };
+    let mut out = PartKeys::new(tp.has_rowid);
     if crate::fast::keys(plan, table, bytes, &mut out).is_some() {
         return out;
     }

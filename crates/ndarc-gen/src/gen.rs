@@ -146,7 +146,7 @@ impl GenOptions {
 
     fn check(&self) -> io::Result<()> {
         let bad = |m: String| Err(io::Error::new(io::ErrorKind::InvalidInput, m));
-        if !(1024..=MAX_PART_LINE).contains(&self.part_bytes) {
+        if !ndarc_format::pack::PART_BYTES.contains(&self.part_bytes) {
             return bad(format!(
                 "part_bytes must be 1024 ..= {MAX_PART_LINE}, not {}",
                 self.part_bytes

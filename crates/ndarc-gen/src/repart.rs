@@ -235,7 +235,7 @@ impl<S: Write> Reader for Repacker<S> {
 }
 
 fn check_part_bytes(part_bytes: usize) -> Result<(), Error> {
-    if !(1024..=MAX_PART_LINE).contains(&part_bytes) {
+    if !ndarc_format::pack::PART_BYTES.contains(&part_bytes) {
         return Err(Error::archive(
             0,
             format!("part_bytes must be 1024 ..= {MAX_PART_LINE}, not {part_bytes}"),

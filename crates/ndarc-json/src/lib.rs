@@ -25,6 +25,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod check;
 mod error;
 mod explain;
 mod locate;
@@ -35,13 +36,11 @@ mod scan;
 mod ser;
 mod value;
 
+pub use check::{check_canonical, check_canonical_with};
 pub use error::{Error, ErrorKind};
 pub use explain::{explain_non_canonical, Difference, Rule};
 pub use locate::{locate, skip_string, skip_value, Locator};
-pub use parse::{
-    check_canonical, check_canonical_with, parse, parse_with, validate_with, ParseOptions, Parsed,
-    MAX_DEPTH,
-};
+pub use parse::{parse, parse_with, validate_with, ParseOptions, Parsed, MAX_DEPTH};
 pub use scan::{RawNumber, RawStr, Scalar, Scanner};
 pub use ser::{
     to_canonical_string, to_canonical_vec, write_canonical, write_canonical_object, write_string,
@@ -99,7 +98,7 @@ pub fn canonical_form_into(input: &[u8], out: &mut Vec<u8>) -> Result<bool, Erro
     }
     // Errors and members to sort: the check pass, then the full parse into
     // a value written again.
-    match parse::quick_check(input, ParseOptions::default()) {
+    match check::quick_check(input, ParseOptions::default()) {
         Some(Ok(())) => return Ok(true),
         Some(Err(e)) => return Err(e),
         None => {}

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use ndarc_format::part::{check_line_spans, Body, RowSpans};
+use ndarc_format::part::Body;
 use ndarc_format::{check_line, Code, Collector, Digest32, Finding, LineRef, LineSummary};
 
 use crate::session::{read_manifest, Session};
@@ -89,28 +89,6 @@ impl PushVerifier {
     /// identical bytes; different bytes at an accepted index are a
     /// `part_conflict`.
     pub fn add_part(&mut self, index: u64, bytes: &[u8]) -> PushOutcome {
-        self.add(index, bytes, None)
-    }
-
-    /// [`add_part`](Self::add_part) that also says where the part's rows and
-    /// cells are (`spans.table` is `Some` when the part was accepted by the
-    /// fast path for canonical, faultless row parts; otherwise the spans are
-    /// empty). For a reader of rows after verification, such as `diff`.
-    pub fn add_part_spans(
-        &mut self,
-        index: u64,
-        bytes: &[u8],
-        spans: &mut RowSpans,
-    ) -> PushOutcome {
-        spans.clear();
-        let outcome = self.add(index, bytes, Some(&mut *spans));
-        if !matches!(outcome, PushOutcome::Accepted(_)) {
-            spans.clear();
-        }
-        outcome
-    }
-
-    fn add(&mut self, index: u64, bytes: &[u8], spans: Option<&mut RowSpans>) -> PushOutcome {
         let line = index.saturating_add(2);
         if let Some(prev) = self.accepted.get(&index) {
             return if *prev == ndarc_format::hash::sha256(bytes) {
@@ -158,10 +136,7 @@ impl PushVerifier {
             bytes,
         };
         let plan = self.session.plan();
-        let mut s = match spans {
-            Some(spans) => check_line_spans(plan, at, spans),
-            None => check_line(plan, at),
-        };
+        let mut s = check_line(plan, at);
         let digest = s.digest;
         let claimed = match &s.body {
             Body::Rows(r) => r.index,

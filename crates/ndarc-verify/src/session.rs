@@ -456,17 +456,3 @@ fn fold_truncation(report: &mut Report) {
     }
     report.findings.insert(0, cause);
 }
-
-impl Refused {
-    /// The report of a verification that could not read the manifest.
-    pub fn into_report(self) -> Report {
-        Report {
-            errors: self.findings.errors,
-            warnings: self.findings.warnings,
-            findings: self.findings.kept,
-            stopped: true,
-            elapsed: self.started.elapsed(),
-            ..Default::default()
-        }
-    }
-}

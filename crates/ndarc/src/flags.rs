@@ -1,6 +1,9 @@
 //! Flags shared by several commands, each defined once (the model is
 //! ripgrep's `crates/core/flags`): the limits group, `--max-errors`, the
-//! output format, `--jobs` ([`Jobs`]), and the one parser of byte sizes.
+//! output format, `--jobs` ([`Jobs`]), `--accept-format`, `--quiet`,
+//! `--part-bytes`, `--mode`, the one parser of byte sizes and the one
+//! conversion of these flags into the verifier's options
+//! ([`verify_options`]).
 //!
 //! A command flattens the groups it needs (`#[command(flatten)]`), so a
 //! flag has one name, one parser, one default and one help text wherever
@@ -178,6 +181,81 @@ impl Jobs {
     pub fn get(&self) -> usize {
         clamp_jobs(self.jobs)
     }
+}
+
+/// `--accept-format NAME` (repeatable), for the commands that verify.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct AcceptFormat {
+    /// The accepted `format` identifiers (repeatable): exactly these, in
+    /// place of the default `rer-portability`.
+    #[arg(long, value_name = "NAME")]
+    pub accept_format: Vec<String>,
+}
+
+/// `--quiet` / `-q`: nothing on standard output or progress on standard
+/// error; the exit status tells (an error that stops the command is still
+/// one line on standard error).
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct Quiet {
+    /// Print nothing; only the exit status tells (an error that stops the
+    /// command is still one line on standard error).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// The one conversion of the verification flags (`--max-errors`, the
+/// limits group, `--accept-format`, `--jobs`) into the verifier's options.
+pub fn verify_options(
+    max_errors: &MaxErrors,
+    limits: &Limits,
+    formats: &AcceptFormat,
+    jobs: usize,
+) -> ndarc_verify::Options {
+    let mut options = ndarc_verify::Options {
+        max_errors: max_errors.max_errors,
+        jobs,
+        max_line: limits.max_line_bytes,
+        max_manifest_line: limits.max_manifest_bytes,
+        ..ndarc_verify::Options::default()
+    };
+    if !formats.accept_format.is_empty() {
+        options.formats = formats.accept_format.clone();
+    }
+    options
+}
+
+/// Parses a part size (`--part-bytes`): a byte size in
+/// [`ndarc_format::pack::PART_BYTES`], 1KiB to 16MiB.
+pub fn parse_part_bytes(s: &str) -> Result<usize, String> {
+    let n = parse_size(s)?;
+    if ndarc_format::pack::PART_BYTES.contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("a part size is 1KiB to 16MiB, not {n} bytes"))
+    }
+}
+
+/// `--part-bytes SIZE`: the producer's `partBytes`, the size a part line
+/// is packed to (default 16MiB, the producer's).
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct PartBytes {
+    /// The producer's partBytes, 1KiB to 16MiB (K, M suffixes): parts are
+    /// packed up to this size.
+    #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_part_bytes)]
+    pub part_bytes: usize,
+}
+
+/// `--mode OCTAL`: the permissions of the files a command writes from an
+/// archive's content.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct Mode {
+    /// The mode of the files written from an archive's content, in octal;
+    /// directories created get it plus x where r (600 -> 700). Default 600
+    /// whatever the umask: an archive's content is private. Reports and
+    /// indexes (summary.json, index.json) follow the umask; a file
+    /// replaced with --force keeps its mode.
+    #[arg(long, value_name = "OCTAL", value_parser = crate::io::parse_mode)]
+    pub mode: Option<u32>,
 }
 
 /// A usage failure naming `flag`.

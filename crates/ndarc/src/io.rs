@@ -87,11 +87,6 @@ impl Input {
         }
     }
 
-    /// Whether this is standard input.
-    pub fn is_stdin(&self) -> bool {
-        matches!(self.source, Source::Stdin(_))
-    }
-
     /// Reads the whole input, failing with [`ReadError::TooLong`] instead of
     /// allocating when it holds more than `limit` bytes.
     pub fn read_all(&mut self, limit: usize) -> Result<Vec<u8>, ReadError> {

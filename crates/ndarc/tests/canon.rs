@@ -589,8 +589,25 @@ fn usage_and_io_problems_exit_2() {
 
 #[test]
 fn help_and_version() {
-    let r = ndarc(&["--version"], b"");
+    let r = ndarc(&["-V"], b"");
     assert_eq!((r.code, r.out().trim()), (0, "ndarc 0.1.0"));
+    // The long form also names the SHA-256 code this CPU runs.
+    let r = ndarc(&["--version"], b"");
+    let kernel = r
+        .out()
+        .trim()
+        .strip_prefix("ndarc 0.1.0 (SHA-256 kernel: ")
+        .and_then(|k| k.strip_suffix(')'))
+        .map(str::to_string);
+    assert_eq!(r.code, 0);
+    assert!(
+        matches!(
+            kernel.as_deref(),
+            Some("avx512-lanes" | "sha-ni-pairs" | "portable")
+        ),
+        "{}",
+        r.out()
+    );
     for args in [
         &["--help"][..],
         &["canon", "--help"][..],

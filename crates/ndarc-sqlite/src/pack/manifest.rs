@@ -14,7 +14,7 @@ use super::refuse::PackError;
 use super::PackOptions;
 
 pub(super) fn check_options(db: &Path, opts: &PackOptions) -> Result<(String, String), PackError> {
-    if !(1024..=MAX_PART_LINE).contains(&opts.part_bytes) {
+    if !ndarc_format::pack::PART_BYTES.contains(&opts.part_bytes) {
         return Err(PackError::Options(format!(
             "part size must be 1024 to {MAX_PART_LINE} bytes, not {}",
             opts.part_bytes

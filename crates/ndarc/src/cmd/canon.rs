@@ -31,7 +31,7 @@ use crate::Context;
 /// The default `--max-input-bytes` of `--reseal`, which holds the whole
 /// archive in memory: about 6 times its size at the peak on `ndarc gen`
 /// output (367 MB for 64 MB), up to about 21 times for an archive that is
-/// mostly manifest (issue 11: 3.8 GB for 182 MB); see README.md, Limits.
+/// mostly manifest (issue 11: 3.8 GB for 182 MB); see docs/commands.md, Limits.
 pub(crate) const DEFAULT_MAX_RESEAL_BYTES: &str = "64M";
 
 /// What `canon` reads.

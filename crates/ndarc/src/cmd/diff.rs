@@ -10,7 +10,7 @@ use ndarc_sqlite::patch::PatchError;
 
 use crate::dbinput::{self, Header, PackStream, Refused};
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::{Limits, MaxErrors};
+use crate::flags::{verify_options, AcceptFormat, Limits, MaxErrors, Quiet};
 use crate::io::{is_stdio, refuse_input, FileMode, OutputArgs};
 use crate::term::{self, diagnostic, Location};
 use crate::Context;
@@ -176,15 +176,13 @@ pub struct Args {
     #[command(flatten)]
     pub limits: Limits,
 
-    /// The accepted `format` identifiers (repeatable): exactly these, in
-    /// place of the default `rer-portability`.
-    #[arg(long, value_name = "NAME")]
-    pub accept_format: Vec<String>,
+    /// `--accept-format`.
+    #[command(flatten)]
+    pub accept_format: AcceptFormat,
 
-    /// Print no diff: only the exit status tells (an error that stops the
-    /// command is still one line on standard error, as in `verify`).
-    #[arg(long, short)]
-    pub quiet: bool,
+    /// `--quiet`: no diff, only the exit status.
+    #[command(flatten)]
+    pub quiet: Quiet,
 
     /// `-o FILE` and `--force`.
     #[command(flatten)]
@@ -263,15 +261,12 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             "--no-verify cannot be used with --format sql: a patch is written only from verified archives",
         ));
     }
-    let mut verify = ndarc_verify::Options {
-        max_errors: args.max_errors.max_errors,
-        max_line: args.limits.max_line_bytes,
-        max_manifest_line: args.limits.max_manifest_bytes,
-        ..ndarc_verify::Options::default()
-    };
-    if !args.accept_format.is_empty() {
-        verify.formats = args.accept_format.clone();
-    }
+    let verify = verify_options(
+        &args.max_errors,
+        &args.limits,
+        &args.accept_format,
+        ndarc_verify::Options::default().jobs,
+    );
     // Contents of added and removed rows are kept only where they are
     // written: always in JSON, in human and markdown output with
     // --full-rows or up to --max-rows.
@@ -303,7 +298,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     let sb = open(&args.after, &args.before, &fallback, &mut packing);
     // The patch takes AFTER's rows while the diff reads it (once), and is
     // written only once the diff is over, AFTER verified.
-    let mut patch = match patch_wanted && !args.quiet {
+    let mut patch = match patch_wanted && !args.quiet.quiet {
         true => Some(
             ndarc_sqlite::patch::Patch::new()
                 .map_err(|e| Failure::io("cannot create a temporary file for the patch", &e))?,
@@ -325,7 +320,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             errors,
             ..
         }) => {
-            if !args.quiet {
+            if !args.quiet.quiet {
                 for f in findings.iter().take(args.max_errors.max_errors) {
                     let at = Location {
                         file: &name,
@@ -352,7 +347,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     } else {
         Status::Success
     };
-    if args.quiet {
+    if args.quiet.quiet {
         return Ok(status);
     }
     let to_stdout = args.output.output.as_deref().is_none_or(is_stdio);

@@ -23,8 +23,8 @@ use crate::child::{
 };
 use crate::cmd::mutate::{parse_code, prepare_outdir, write_atomic};
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::{Format, FormatArg};
-use crate::io::{parse_mode, AtomicFile, FileMode, ARCHIVE_MODE};
+use crate::flags::{Format, FormatArg, Mode};
+use crate::io::{AtomicFile, FileMode, ARCHIVE_MODE};
 use crate::term::{self, paint, Style};
 use crate::Context;
 
@@ -85,6 +85,7 @@ summary.json. Mutants of warning codes (still importable) are not fed.",
         "Copy the archives that show a problem, and summary.json, here \
          (created if missing; must be empty unless --force)"
     )),
+    mut_arg("mode", |a| a.requires("outdir")),
 )]
 pub struct Args {
     /// `--exec`, `--runs`, `--seed`, `--timeout`, `--outdir`, `--force`.
@@ -93,10 +94,9 @@ pub struct Args {
     /// `--format human|json`: the summary as text or as JSON.
     #[command(flatten)]
     pub format: FormatArg,
-    /// The mode of the archives copied to --outdir, in octal (default 600,
-    /// whatever the umask; summary.json follows the umask).
-    #[arg(long, value_name = "OCTAL", value_parser = parse_mode, requires = "outdir")]
-    pub mode: Option<u32>,
+    /// `--mode`: of the archives copied to --outdir (only with it).
+    #[command(flatten)]
+    pub mode: Mode,
     /// Only mutants of these codes (comma-separated, repeatable); default:
     /// every error code a file can show.
     #[arg(long, value_name = "CODES", value_delimiter = ',')]
@@ -393,7 +393,7 @@ fn report(
             Some(dir) => {
                 let from = scratch.path().join(&f.file);
                 let bytes = fs::read(&from).map_err(|e| Failure::path("cannot read", &from, &e))?;
-                let mode = args.mode.map_or(ARCHIVE_MODE, FileMode::Exact);
+                let mode = args.mode.mode.map_or(ARCHIVE_MODE, FileMode::Exact);
                 write_atomic(&dir.join(&f.file), &bytes, args.run.force, mode)?;
                 Some(f.file.clone())
             }

@@ -29,6 +29,7 @@ use ndarc_sqlite::pack::{pack, PackOptions};
 use crate::child::{self, run_child, shown_command, substitute, Outcome, RunArgs, Scratch};
 use crate::cmd::mutate::{prepare_outdir, write_atomic};
 use crate::exit::{CmdResult, Failure, Status};
+use crate::flags::{Format, FormatArg};
 use crate::term::{paint, Style};
 use crate::Context;
 
@@ -63,16 +64,6 @@ shadowed, in turn); the expected code is the one `ndarc pack` refuses it with.
 Exit status: 0 the producer agreed on every database, 1 a disagreement, crash or time-out,
 2 could not run (usage, a command that cannot be started, I/O).";
 
-/// Output formats of `fuzz-producer`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum Format {
-    /// A summary for people.
-    #[default]
-    Human,
-    /// The summary as one JSON document (as `summary.json`).
-    Json,
-}
-
 /// Arguments of `ndarc fuzz-producer`.
 #[derive(Debug, clap::Args)]
 #[command(
@@ -99,12 +90,9 @@ pub struct Args {
     /// `--exec`, `--runs`, `--seed`, `--timeout`, `--outdir`, `--force`.
     #[command(flatten)]
     pub run: RunArgs,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
-    /// The same as --format json.
-    #[arg(long, conflicts_with = "format")]
-    pub json: bool,
+    /// `--format human|json`: the report as text or as JSON.
+    #[command(flatten)]
+    pub format: FormatArg,
     /// Producer runs spent shrinking one failing database at most.
     #[arg(long, default_value_t = 400, value_name = "N")]
     pub shrink_budget: usize,
@@ -577,7 +565,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             crate::io::FileMode::Umask,
         )?;
     }
-    let out = if args.json || args.format == Format::Json {
+    let out = if args.format.get() == Format::Json {
         text
     } else {
         human(&args, &session.words, &problems, &summary, ctx).into_bytes()

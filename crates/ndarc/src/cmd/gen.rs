@@ -6,7 +6,7 @@ use ndarc_gen::{generate, BinaryDelta, GenOptions, Later, Rows, Summary};
 use ndarc_json::{Object, Value};
 
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::parse_size;
+use crate::flags::{parse_size, PartBytes};
 use crate::io::{OutputArgs, ARCHIVE_MODE};
 use crate::Context;
 
@@ -122,9 +122,9 @@ pub struct Args {
     /// Largest size of a payload.
     #[arg(long, default_value = "2KiB", value_name = "SIZE", value_parser = parse_size)]
     pub payload_bytes: usize,
-    /// The producer's part size, 1KiB to 16MiB.
-    #[arg(long, default_value = "16MiB", value_name = "SIZE", value_parser = parse_size)]
-    pub part_bytes: usize,
+    /// `--part-bytes`: the producer's part size.
+    #[command(flatten)]
+    pub part_bytes: PartBytes,
     /// The `product` name.
     #[arg(long, default_value = "ndarc-testkit")]
     pub product: String,
@@ -173,7 +173,7 @@ impl Args {
             large_object: !self.no_large_object,
             payloads: self.payloads,
             payload_bytes: self.payload_bytes as u64,
-            part_bytes: self.part_bytes,
+            part_bytes: self.part_bytes.part_bytes,
             excluded_tables: !self.no_excluded_tables,
             migrations: !self.no_migrations,
             product: self.product.clone(),

@@ -9,14 +9,14 @@ use ndarc_format::Code;
 use ndarc_gen::mutate::{file_codes, mutation, mutations, Mutant, POLICY_ONLY, PUSH_ONLY};
 
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::parse_size;
+use crate::flags::{parse_size, Mode};
 use crate::io::{refuse_input, AtomicFile, FileMode, Input, Output, ReadError, ARCHIVE_MODE};
 use crate::term;
 use crate::Context;
 
 /// The default `--max-input-bytes`: mutants are built in memory, at 10 to
 /// 13 times the input at the peak (620-640 MB for 64 MB of `ndarc gen`
-/// output; README.md, Limits).
+/// output; docs/commands.md, Limits).
 pub(crate) const DEFAULT_MAX_INPUT_BYTES: &str = "64M";
 
 const EXAMPLES: &str = "\
@@ -91,10 +91,9 @@ pub struct Args {
     /// --outdir, replacing its files.
     #[arg(long)]
     pub force: bool,
-    /// The mode of new files holding mutants, in octal (default 600,
-    /// whatever the umask; index.json follows the umask).
-    #[arg(long, value_name = "OCTAL", value_parser = crate::io::parse_mode)]
-    pub mode: Option<u32>,
+    /// `--mode`: of the files holding mutants.
+    #[command(flatten)]
+    pub mode: Mode,
     /// The largest input accepted (K, M, G): a larger file is refused
     /// before it is read, standard input once this much has been read.
     #[arg(long, value_name = "BYTES", default_value = DEFAULT_MAX_INPUT_BYTES,
@@ -122,7 +121,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         for c in &args.except {
             except.push(parse_code(c)?);
         }
-        let mode = args.mode.map_or(ARCHIVE_MODE, FileMode::Exact);
+        let mode = args.mode.mode.map_or(ARCHIVE_MODE, FileMode::Exact);
         return all(
             &archive,
             path,
@@ -148,7 +147,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         }
     };
     let to_stdout = args.output.as_deref().is_none_or(crate::io::is_stdio);
-    let mode = args.mode.map_or(ARCHIVE_MODE, FileMode::Exact);
+    let mode = args.mode.mode.map_or(ARCHIVE_MODE, FileMode::Exact);
     let mut out = Output::open_with(args.output.as_deref(), args.force, mode)?;
     out.put(&m.bytes)?;
     out.finish()?;

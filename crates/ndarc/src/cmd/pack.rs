@@ -7,7 +7,7 @@ use ndarc_json::{Object, Value};
 use ndarc_sqlite::pack::{pack, PackError, PackOptions, PackSummary};
 
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::parse_size;
+use crate::flags::PartBytes;
 use crate::io::{input_refused, is_stdio, is_under, refuse_input, Output, OutputArgs};
 use crate::term;
 use crate::Context;
@@ -94,9 +94,9 @@ pub struct Args {
     /// A payload NAME=FILE (repeatable).
     #[arg(long, value_name = "NAME=FILE")]
     pub payload: Vec<String>,
-    /// The producer's partBytes, 1KiB to 16MiB (K, M suffixes).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "16MiB")]
-    pub part_bytes: usize,
+    /// `--part-bytes`: the producer's partBytes.
+    #[command(flatten)]
+    pub part_bytes: PartBytes,
     /// Print a JSON summary (bytes, partCount, hashes, tables) on standard
     /// error.
     #[arg(long)]
@@ -182,7 +182,7 @@ impl Args {
             bucket: self.bucket.clone(),
             buckets,
             payloads,
-            part_bytes: self.part_bytes,
+            part_bytes: self.part_bytes.part_bytes,
             ..PackOptions::default()
         })
     }

@@ -7,13 +7,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use ndarc_gen::{repart_path, repart_stream, Error, Summary};
-use ndarc_verify::Options;
 
 use crate::cmd::gen::{summary_json, write_summary};
 use crate::cmd::verify::human_text;
 use crate::dbinput::{is_database, Header, PackStream, Refused};
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::{clamp_jobs, parse_size, Limits, MaxErrors};
+use crate::flags::{verify_options, AcceptFormat, Jobs, Limits, MaxErrors, PartBytes};
 use crate::io::{is_stdio, refuse_input, Output, OutputArgs, ARCHIVE_MODE};
 use crate::term;
 use crate::Context;
@@ -57,16 +56,16 @@ pub struct Args {
     /// is packed on the fly).
     #[arg(value_name = "FILE")]
     pub input: PathBuf,
-    /// The new part size, 1KiB to 16MiB (K, M suffixes).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub part_bytes: usize,
+    /// `--part-bytes`: the new part size.
+    #[command(flatten)]
+    pub part_bytes: PartBytes,
     /// Print a JSON summary (bytes, partCount, hashes, rows per table) on
     /// standard error.
     #[arg(long)]
     pub summary: bool,
-    /// Threads verifying lines (default: one per core).
-    #[arg(long, short = 'j', value_name = "N", default_value_t = 0)]
-    pub jobs: usize,
+    /// `--jobs`: threads verifying lines.
+    #[command(flatten)]
+    pub jobs: Jobs,
     /// `--max-errors`.
     #[command(flatten)]
     pub max_errors: MaxErrors,
@@ -82,12 +81,6 @@ pub struct Args {
 pub fn run(args: Args, ctx: &Context) -> CmdResult {
     if let Some(dest) = &args.output.output {
         refuse_input(dest, &[&args.input])?;
-    }
-    if !(1024..=ndarc_format::MAX_PART_LINE).contains(&args.part_bytes) {
-        return Err(Failure::new(format!(
-            "--part-bytes must be from 1KiB to 16MiB, not {}",
-            args.part_bytes
-        )));
     }
     let name = if is_stdio(&args.input) {
         "<stdin>".to_string()
@@ -112,21 +105,21 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         }
         args.input.display().to_string()
     };
-    let options = Options {
-        max_errors: args.max_errors.max_errors,
-        jobs: clamp_jobs(args.jobs),
-        max_line: args.limits.max_line_bytes,
-        max_manifest_line: args.limits.max_manifest_bytes,
-        ..Options::default()
-    };
+    let options = verify_options(
+        &args.max_errors,
+        &args.limits,
+        &AcceptFormat::default(),
+        args.jobs.get(),
+    );
+    let part_bytes = args.part_bytes.part_bytes;
     let mut out = args.output.open(ARCHIVE_MODE)?;
     let spool = spool(args.output.output.as_deref())?;
     let result = if is_stdio(&args.input) {
-        repart_stream(std::io::stdin(), args.part_bytes, &options, spool, &mut out)
+        repart_stream(std::io::stdin(), part_bytes, &options, spool, &mut out)
     } else if is_database(&args.input) {
         let mut packing = PackStream::spawn(&args.input, &Header::for_database(&args.input));
         let r = match packing.reader() {
-            Some(reader) => repart_stream(reader, args.part_bytes, &options, spool, &mut out),
+            Some(reader) => repart_stream(reader, part_bytes, &options, spool, &mut out),
             None => return Err(Failure::new("the database could not be packed")),
         };
         if let Err(Refused(why)) = packing.finish() {
@@ -135,7 +128,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         }
         r
     } else {
-        repart_path(&args.input, args.part_bytes, &options, spool, &mut out)
+        repart_path(&args.input, part_bytes, &options, spool, &mut out)
     };
     finish(result, out, &name, &args, ctx)
 }

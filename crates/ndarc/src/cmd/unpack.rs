@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use ndarc_sqlite::unpack::{unpack, unpack_reader, UnpackOptions};
 
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::Jobs;
+use crate::flags::{Jobs, Mode};
 use crate::io::{input_refused, is_under, refuse_input};
 use crate::term;
 use crate::Context;
@@ -59,12 +59,9 @@ pub struct Args {
     /// archive, nor a database path that is not a regular file).
     #[arg(long)]
     pub force: bool,
-    /// The mode of every file written (the database, objects, payloads),
-    /// in octal; directories created get it plus x where r (600 → 700,
-    /// 640 → 750). Default 600 whatever the umask: an archive's content is
-    /// private. A file replaced with --force keeps its mode.
-    #[arg(long, value_name = "OCTAL", value_parser = crate::io::parse_mode)]
-    pub mode: Option<u32>,
+    /// `--mode`: of every file written (the database, objects, payloads).
+    #[command(flatten)]
+    pub mode: Mode,
     /// `--jobs`: verification threads.
     #[command(flatten)]
     pub jobs: Jobs,
@@ -106,7 +103,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         objects_dir: args.objects_dir.clone(),
         force: args.force,
         jobs: args.jobs.get(),
-        mode: args.mode.unwrap_or(ndarc_sqlite::unpack::PRIVATE_MODE),
+        mode: args.mode.mode.unwrap_or(ndarc_sqlite::unpack::PRIVATE_MODE),
         temp_files: Some(ndarc_sqlite::unpack::TempFiles {
             created: crate::io::cleanup::register,
             done: crate::io::cleanup::unregister,

@@ -7,11 +7,11 @@ use std::sync::{Arc, OnceLock};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use ndarc_format::{Policy, PolicyError};
-use ndarc_verify::{Options, Report, Severity};
+use ndarc_verify::{Report, Severity};
 
 use crate::dbinput::{Header, PackStream, Refused};
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::{Jobs, Limits, MaxErrors};
+use crate::flags::{verify_options, AcceptFormat, Jobs, Limits, MaxErrors, Quiet};
 use crate::io::{is_stdio, refuse_input, AtomicFile};
 use crate::term::{self, paint, Style};
 use crate::Context;
@@ -71,10 +71,9 @@ pub struct Args {
     /// The limits group.
     #[command(flatten)]
     limits: Limits,
-    /// The accepted `format` identifiers (repeatable): exactly these, in
-    /// place of the default `rer-portability`.
-    #[arg(long, value_name = "NAME")]
-    accept_format: Vec<String>,
+    /// `--accept-format`.
+    #[command(flatten)]
+    accept_format: AcceptFormat,
     /// Check the archive against an import policy (SPEC.md §15): a JSON
     /// file of `product`, `contentHash`, `acceptedSchemas`, `excludeTables`,
     /// `secretColumns`, `requiredConfiguration`, `buckets` … (the producer's
@@ -94,9 +93,9 @@ pub struct Args {
     /// policy file's `acceptedSchemas`).
     #[arg(long, value_name = "HEX", help_heading = "Policy")]
     accept_schema: Vec<String>,
-    /// Print nothing; only the exit status tells.
-    #[arg(long, short)]
-    quiet: bool,
+    /// `--quiet`.
+    #[command(flatten)]
+    quiet: Quiet,
 }
 
 /// The largest `--policy` file read. A policy is a few lines of JSON; the
@@ -179,18 +178,14 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         let inputs: Vec<&std::path::Path> = args.files.iter().map(PathBuf::as_path).collect();
         refuse_input(dest, &inputs)?;
     }
-    let mut options = Options {
-        max_errors: args.max_errors.max_errors,
-        jobs: args.jobs.get(),
-        max_line: args.limits.max_line_bytes,
-        max_manifest_line: args.limits.max_manifest_bytes,
-        ..Options::default()
-    };
-    if !args.accept_format.is_empty() {
-        options.formats = args.accept_format.clone();
-    }
+    let mut options = verify_options(
+        &args.max_errors,
+        &args.limits,
+        &args.accept_format,
+        args.jobs.get(),
+    );
     options.policy = policy(&args)?.map(Arc::new);
-    let show_progress = !args.quiet && std::io::stderr().is_terminal();
+    let show_progress = !args.quiet.quiet && std::io::stderr().is_terminal();
     let mut all_valid = true;
     let mut could_not_run = 0usize;
     let mut json_files = Vec::new();
@@ -218,7 +213,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
                 if show_progress {
                     eprint!("\r\x1b[2K");
                 }
-                if !args.quiet {
+                if !args.quiet.quiet {
                     term::error(ctx.colour, &format!("{name}: {why}"));
                 }
                 all_valid = false;
@@ -238,7 +233,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         let report = match result {
             Ok(r) => r,
             Err(e) => {
-                if !args.quiet {
+                if !args.quiet.quiet {
                     term::error(ctx.colour, &e.to_string());
                 }
                 could_not_run += 1;
@@ -250,7 +245,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         };
         let valid = report.is_valid(args.strict);
         all_valid &= valid;
-        if !args.quiet {
+        if !args.quiet.quiet {
             match args.format {
                 Format::Human => human(&name, &report, valid, ctx)?,
                 Format::Github => github(&name, &report)?,
@@ -263,12 +258,12 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
                 f.write_all(&receipt.to_canonical_line())
                     .map_err(|e| Failure::path("cannot write", dest, &e))?;
                 f.commit()?;
-            } else if !args.quiet && args.format == Format::Human {
+            } else if !args.quiet.quiet && args.format == Format::Human {
                 term::note(&format!("no receipt written: {name} is not valid"));
             }
         }
     }
-    if args.format == Format::Json && !args.quiet {
+    if args.format == Format::Json && !args.quiet.quiet {
         let doc =
             serde_json::json!({"valid": all_valid && could_not_run == 0, "files": json_files});
         let mut text = serde_json::to_vec_pretty(&doc)
