@@ -12,17 +12,8 @@
 //! runs before that table is emptied, so evaluating each on the snapshot
 //! gives what the seed's batch gives.
 
-use super::catalogue::Table;
+use super::table::{DevRule, Table};
 use crate::{quote, sqlite_affinity, SqliteAffinity};
-
-/// How a table's read is changed: rows for which `filter` is not true are
-/// dropped (`None`: none); `rewrite` gives SQL expressions replacing
-/// columns (by index into `Table::columns`).
-#[derive(Debug, Clone, Default)]
-pub(super) struct DevRule {
-    pub(super) filter: Option<String>,
-    pub(super) rewrite: Vec<(usize, String)>,
-}
 
 /// The dev personas (`PERSONAS` in `dev-data.mjs`).
 const PERSONAS: &str = "lower(email) LIKE '%@dev.localhost'";

@@ -38,13 +38,14 @@ mod manifest;
 mod objects;
 mod refuse;
 mod rows;
+mod table;
 
 use batch::Batch;
 use catalogue::catalogue;
 use manifest::{check_options, manifest};
 use objects::{binaries, cap, unreadable, write_binary};
-use refuse::{admit, duplicate_key, out_err};
-use rows::encode_row;
+use refuse::out_err;
+use rows::{admit, duplicate_key, encode_row};
 
 pub(crate) use refuse::sql_error;
 pub use refuse::{PackError, Refusal};

@@ -1,14 +1,8 @@
 //! Why a database is not packed: the producer's refusals (with their
 //! codes, SPEC.md §13.6), unreadable inputs and options, and the refusals
-//! found row by row (`row_part_too_large`, `duplicate_row_key`).
+//! found row by row, whose rules are in `rows`.
 
 use std::io;
-
-use ndarc_format::pack::RowPacker;
-use rusqlite::types::ValueRef;
-
-use super::catalogue::Table;
-use super::rows::{place, RowCells};
 
 /// Why a database cannot be archived: the producer's refusal, with its
 /// stable code and where it is.
@@ -135,98 +129,4 @@ pub(crate) fn sql_error(e: rusqlite::Error) -> PackError {
 
 pub(super) fn out_err(e: io::Error) -> PackError {
     PackError::Output(e)
-}
-
-/// The packing rule for one row item; `row_part_too_large` when it fits no
-/// part. Returns whether the item starts a new part.
-pub(super) fn admit<R: RowCells + ?Sized>(
-    t: &Table,
-    packer: &mut RowPacker,
-    len: usize,
-    index: u64,
-    r: &R,
-    parts: &mut u64,
-    part_bytes: usize,
-) -> Result<bool, PackError> {
-    match packer.admit(len) {
-        Ok(start) => {
-            *parts += u64::from(start);
-            Ok(start)
-        }
-        Err(_) => {
-            let rowid = match r.cell(0) {
-                Ok(ValueRef::Integer(i)) => Some(i),
-                _ => None,
-            };
-            Err(refuse(
-                "row_part_too_large",
-                &t.name,
-                None,
-                rowid,
-                format!(
-                    "the row {} of table {} is {} bytes as an item, too large for a part of {} bytes",
-                    place(rowid, index),
-                    t.name,
-                    len,
-                    part_bytes
-                ),
-            ))
-        }
-    }
-}
-
-/// A repeated primary key (possible only with NULLs in a rowid table's
-/// non-integer primary key) would be an invalid archive.
-pub(super) fn duplicate_key<R: RowCells + ?Sized>(
-    t: &Table,
-    r: &R,
-    index: u64,
-    last: &mut Option<Vec<u8>>,
-) -> Result<(), PackError> {
-    if t.rowid_alias.is_some() {
-        return Ok(());
-    }
-    let mut key = Vec::new();
-    for &k in &t.key_cells {
-        match r.cell(k + 1)? {
-            ValueRef::Null => key.push(0),
-            ValueRef::Integer(i) => {
-                key.push(1);
-                key.extend_from_slice(&(i as f64).to_bits().to_be_bytes());
-            }
-            ValueRef::Real(f) => {
-                key.push(1);
-                key.extend_from_slice(&f.to_bits().to_be_bytes());
-            }
-            ValueRef::Text(b) => {
-                key.push(2);
-                key.extend_from_slice(&(b.len() as u64).to_be_bytes());
-                key.extend_from_slice(b);
-            }
-            ValueRef::Blob(b) => {
-                key.push(3);
-                key.extend_from_slice(&(b.len() as u64).to_be_bytes());
-                key.extend_from_slice(b);
-            }
-        }
-    }
-    if last.as_deref() == Some(&key[..]) {
-        let rowid = match r.cell(0) {
-            Ok(ValueRef::Integer(i)) => Some(i),
-            _ => None,
-        };
-        return Err(refuse(
-            "duplicate_row_key",
-            &t.name,
-            None,
-            rowid,
-            format!(
-                "table {} repeats a primary key {} (NULL in a primary key of a rowid table); rows are matched by key, so keys must be unique",
-                t.name,
-                place(rowid, index)
-            ),
-        ));
-    }
-    *last = Some(key);
-    Ok(())
 }
