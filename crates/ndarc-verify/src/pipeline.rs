@@ -18,10 +18,9 @@ use crate::{Error, Options, Report};
 /// four of the longest lines read so far, at least 4 MiB and at most
 /// 16 MiB (one line of the largest size, 16 MiB, being checked while the
 /// next is read). Read blocks in flight are memory the kernel zeroes when
-/// first touched: a fixed 16 MiB a job made that a tenth of the reading
-/// thread's time on 1 MiB lines (a 509 MB narrow archive at 2 jobs: 0.62 s
-/// and 72 MiB against 0.58 s and 40 MiB with 4 MiB a job), and larger
-/// windows only raised the peak memory.
+/// first touched, so a larger fixed window cost the reading thread time on
+/// short lines and only raised the peak memory (measured in
+/// benches/README.md, 2026-12-02).
 const PER_JOB: (usize, usize) = (4 << 20, 16 << 20);
 
 /// The bytes of part lines a job holds, the longest line read so far being
@@ -216,9 +215,7 @@ fn run<'a>(
     // its share of lines queued, it checks the next line itself. With a
     // pool of one thread per job, three threads shared two cores: each
     // time the reading thread woke it displaced a checking thread and its
-    // cache, and the `pread` copy into blocks the other core had just read
-    // cost 2.4 times as much as with one job (narrow rows, 2 jobs: 0.60 s
-    // against 0.56 s, 1.7 times one job's speed).
+    // cache (benches/README.md, 2026-12-02, "Two jobs").
     //
     // A reader's tap (see `crate::read`) is given each line as it is fed,
     // with the spans of its rows: lines are then checked with
