@@ -28,7 +28,7 @@ use ndarc_json::Value;
 use ndarc_verify::{Accepted, ReadError, Reader, Report};
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::types::Value as SqlValue;
-use rusqlite::Connection;
+use rusqlite::{Connection, OpenFlags};
 
 use crate::quote;
 
@@ -66,12 +66,19 @@ pub struct UnpackOptions {
     pub temp_files: Option<TempFiles>,
 }
 
+/// Creates one temporary file (see [`TempFiles::create`]).
+pub type CreateFile<'a> = dyn FnMut() -> io::Result<File> + 'a;
+
 /// Callbacks for the temporary files [`unpack`] creates (see
 /// [`UnpackOptions::temp_files`]).
 #[derive(Debug, Clone, Copy)]
 pub struct TempFiles {
-    /// A temporary file was created at this path.
-    pub created: fn(&Path),
+    /// Creates a temporary file by calling the function given and records
+    /// the paths given (the file, and the side files SQLite could make
+    /// beside a database) for removal. The caller makes recording and
+    /// creating one step for its signal handler, so that a signal finds
+    /// every file made, or comes before the file is made.
+    pub create: fn(&[PathBuf], &mut CreateFile<'_>) -> io::Result<File>,
     /// The temporary file at this path was renamed into place or removed.
     pub done: fn(&Path),
 }
@@ -573,17 +580,24 @@ fn cell(v: &Value<'_>, affinity: Affinity, buf: &mut Vec<u8>) -> SqlValue {
     }
 }
 
-/// Opens the database being restored, defensively: an archive's `sql` runs
+/// Opens the database being restored (an existing file), defensively: an archive's `sql` runs
 /// on this connection, so it can attach no database
 /// (`SQLITE_LIMIT_ATTACHED` 0), load no extension, fire no trigger and
 /// create no view, trusts nothing in the schema (`trusted_schema` off),
-/// cannot corrupt the file through `writable_schema` (defensive mode), and
-/// and [`restore_authorizer`] allows only what a restore does (installed
+/// cannot corrupt the file through `writable_schema` (defensive mode),
+/// [`restore_authorizer`] allows only what a restore does (installed
 /// by the caller once its own pragmas have run).
 pub fn defensive(path: &Path) -> rusqlite::Result<Connection> {
     use rusqlite::config::DbConfig as C;
     use rusqlite::limits::Limit;
-    let conn = Connection::open(path)?;
+    // The file exists (created with its mode beforehand): opened without
+    // SQLITE_OPEN_CREATE, so that a file removed meanwhile (by a signal's
+    // cleanup) is not made again, and without SQLITE_OPEN_URI, so that a
+    // path beginning with `file:` is a path.
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
     conn.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0)?;
     for (flag, on) in [
         (C::SQLITE_DBCONFIG_DEFENSIVE, true),
@@ -897,8 +911,9 @@ impl<'c> Restore<'c> {
             };
             let tmp = temp_sibling(&dest);
             let exists = fs::symlink_metadata(&dest).is_ok();
-            self.written.temp(&tmp, self.opts);
-            let file = create_file(&tmp, self.opts.mode, exists.then_some(dest.as_path()))
+            let file = self
+                .written
+                .temp(&tmp, self.opts, exists.then_some(dest.as_path()))
                 .map_err(|e| write_err(&tmp, e))?;
             self.open = Some(Sink {
                 file: io::BufWriter::with_capacity(1 << 20, file),
@@ -984,16 +999,20 @@ impl Reader for Restore<'_> {
 }
 
 impl Written {
-    /// Records a temporary file (removed unless committed), and tells the
-    /// caller's signal cleanup.
-    fn temp(&mut self, tmp: &Path, opts: &UnpackOptions) {
+    /// Creates the temporary file `tmp` (removed unless committed) with
+    /// [`create_file`], as one step with telling the caller's signal
+    /// cleanup of it.
+    fn temp(&mut self, tmp: &Path, opts: &UnpackOptions, keep: Option<&Path>) -> io::Result<File> {
         self.temps.push(tmp.to_path_buf());
-        if let Some(t) = &opts.temp_files {
-            (t.created)(tmp);
-            // SQLite's own files beside the database being built.
-            for side in sqlite_side_files(tmp) {
-                (t.created)(&side);
+        let mut create = || create_file(tmp, opts.mode, keep);
+        match &opts.temp_files {
+            Some(t) => {
+                // SQLite's own files beside the database being built.
+                let mut paths = vec![tmp.to_path_buf()];
+                paths.extend(sqlite_side_files(tmp));
+                (t.create)(&paths, &mut create)
             }
+            None => create(),
         }
     }
 
@@ -1092,10 +1111,8 @@ fn unpack_with(
     let tmp = temp_sibling(db);
     // SQLite creates a missing file with the umask's mode; an existing
     // empty file it takes as a new database.
-    // Recorded before it exists, so that a signal that comes as it is
-    // created still finds it.
-    written.temp(&tmp, opts);
-    create_file(&tmp, opts.mode, existing.is_some().then_some(db))
+    written
+        .temp(&tmp, opts, existing.is_some().then_some(db))
         .map_err(|e| write_err(&tmp, e))?;
     let sql_err = |e: rusqlite::Error| {
         if is_storage_error(&e) {

@@ -365,19 +365,22 @@ impl Scratch {
     pub fn new(purpose: &str) -> Result<Scratch, Failure> {
         let prefix = format!("ndarc-{purpose}-");
         remove_stale_scratch(&std::env::temp_dir(), &prefix);
-        let dir = tempfile::Builder::new()
-            .prefix(&format!("{prefix}{}-", std::process::id()))
-            .tempdir()
-            .map_err(|e| {
-                Failure::io(
-                    format_args!(
-                        "cannot create a temporary directory in {}",
-                        std::env::temp_dir().display()
-                    ),
-                    &e,
-                )
-            })?;
-        cleanup::register(dir.path());
+        let dir = cleanup::creating(|made| {
+            let dir = tempfile::Builder::new()
+                .prefix(&format!("{prefix}{}-", std::process::id()))
+                .tempdir()?;
+            made(dir.path());
+            Ok(dir)
+        })
+        .map_err(|e: std::io::Error| {
+            Failure::io(
+                format_args!(
+                    "cannot create a temporary directory in {}",
+                    std::env::temp_dir().display()
+                ),
+                &e,
+            )
+        })?;
         Ok(Scratch(dir))
     }
 

@@ -397,13 +397,17 @@ impl AtomicFile {
             };
             builder.permissions(fs::Permissions::from_mode(at_open));
         }
-        let tmp = builder.tempfile_in(&dir).map_err(|e| {
+        let tmp = cleanup::creating(|made| {
+            let tmp = builder.tempfile_in(&dir)?;
+            made(tmp.path());
+            Ok(tmp)
+        })
+        .map_err(|e: std::io::Error| {
             Failure::io(
                 format_args!("cannot create a temporary file in {}", dir.display()),
                 &e,
             )
         })?;
-        cleanup::register(tmp.path());
         let chmod = match (&existing, mode) {
             // Keep the mode of the file being replaced (not a link's 777).
             (Some(meta), _) if meta.is_file() => Some(meta.permissions()),
@@ -780,21 +784,26 @@ pub mod cleanup {
         }
     }
 
-    /// Removes `path` (a file, or a directory with its contents) if the
-    /// process is stopped by a signal before [`unregister`].
-    pub fn register(path: &Path) {
+    /// Runs `create`, which makes temporary files or directories and names
+    /// each one it made to its argument; those are removed if the process
+    /// is stopped by a signal before [`unregister`]. Creating and naming
+    /// are one step for the signal handler, which holds the same registry
+    /// from its sweep until the process exits: a signal either finds every
+    /// file `create` made, or comes first and `create` never runs. (Naming
+    /// a path only after creating it would leave a file made just before a
+    /// signal; naming it before would let a file be made just after the
+    /// sweep.)
+    pub fn creating<T>(create: impl FnOnce(&mut dyn FnMut(&Path)) -> T) -> T {
         HANDLER.call_once(install);
-        if let Ok(mut paths) = PATHS.lock() {
-            paths.push(path.to_path_buf());
-        }
+        let mut paths = lock(&PATHS);
+        create(&mut |p: &Path| paths.push(p.to_path_buf()))
     }
 
     /// Forgets `path` (it was committed, or removed).
     pub fn unregister(path: &Path) {
-        if let Ok(mut paths) = PATHS.lock() {
-            if let Some(i) = paths.iter().rposition(|p| p == path) {
-                paths.swap_remove(i);
-            }
+        let mut paths = lock(&PATHS);
+        if let Some(i) = paths.iter().rposition(|p| p == path) {
+            paths.swap_remove(i);
         }
     }
 
@@ -822,14 +831,12 @@ pub mod cleanup {
                             );
                         }
                     }
-                    let paths = PATHS.lock();
-                    if let Ok(paths) = &paths {
-                        for p in paths.iter() {
-                            if p.is_dir() {
-                                let _ = std::fs::remove_dir_all(p);
-                            } else {
-                                let _ = std::fs::remove_file(p);
-                            }
+                    let paths = lock(&PATHS);
+                    for p in paths.iter() {
+                        if p.is_dir() {
+                            let _ = std::fs::remove_dir_all(p);
+                        } else {
+                            let _ = std::fs::remove_file(p);
                         }
                     }
                     std::process::exit(128 + signal);

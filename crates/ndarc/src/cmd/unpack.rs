@@ -105,7 +105,12 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         jobs: args.jobs.get(),
         mode: args.mode.mode.unwrap_or(ndarc_sqlite::unpack::PRIVATE_MODE),
         temp_files: Some(ndarc_sqlite::unpack::TempFiles {
-            created: crate::io::cleanup::register,
+            create: |paths, create| {
+                crate::io::cleanup::creating(|made| {
+                    paths.iter().for_each(|p| made(p));
+                    create()
+                })
+            },
             done: crate::io::cleanup::unregister,
         }),
     };
