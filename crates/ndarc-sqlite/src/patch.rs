@@ -47,7 +47,6 @@ use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 
-use base64::Engine as _;
 use ndarc_diff::{Diff, RowSink, Wanted};
 use ndarc_format::Manifest;
 use ndarc_json::Value;
@@ -98,9 +97,11 @@ pub fn literal(v: &Value<'_>) -> String {
         Value::Number(n) => number(*n),
         Value::String(s) => text(s),
         Value::Object(o) => match o.get("blob").and_then(Value::as_str) {
-            Some(b64) => match base64::engine::general_purpose::STANDARD.decode(b64) {
-                Ok(bytes) => format!("X'{}'", hex(&bytes)),
-                Err(_) => "NULL".to_string(),
+            // Decoded as the archive was verified (ndarc-format's strict
+            // decoder), not by a second base64 implementation.
+            Some(b64) => match ndarc_format::catalogue::decode_base64(b64) {
+                Some(bytes) => format!("X'{}'", hex(&bytes)),
+                None => "NULL".to_string(),
             },
             None => "NULL".to_string(),
         },

@@ -6,6 +6,12 @@
 //! on a thread of its own, into a bounded in-memory pipe that the verifier
 //! or the diff reads as it would read standard input. No archive file is
 //! written.
+//!
+//! The pipe is a channel of chunks, not `std::io::pipe`: this is library
+//! code (the Python package embeds it), and a reader that stops early
+//! (the other input of a diff failed) would make the packer's next write
+//! raise SIGPIPE in a host that has not ignored it, killing the host. A
+//! channel also takes no file descriptors and no system call per chunk.
 
 use std::io::{self, Read, Write};
 use std::path::Path;

@@ -398,24 +398,24 @@ fn create_file(path: &Path, mode: u32, keep: Option<&Path>) -> io::Result<File> 
 }
 
 /// Moves `tmp` to `dest`: replacing only with `force`, otherwise failing
-/// if `dest` appeared meanwhile (a hard link never replaces).
+/// if `dest` appeared meanwhile.
 fn commit(tmp: &Path, dest: &Path, force: bool) -> Result<(), UnpackError> {
     if force {
         fs::rename(tmp, dest).map_err(|e| write_err(dest, e))?;
     } else {
-        match fs::hard_link(tmp, dest) {
-            Ok(()) => {
-                let _ = fs::remove_file(tmp);
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                return Err(UnpackError::Exists(dest.to_path_buf()))
-            }
-            Err(_) => {
-                if fs::symlink_metadata(dest).is_ok() {
-                    return Err(UnpackError::Exists(dest.to_path_buf()));
-                }
-                fs::rename(tmp, dest).map_err(|e| write_err(dest, e))?;
-            }
+        // tempfile's no-clobber rename: renameat2(RENAME_NOREPLACE) where
+        // the kernel and file system have it, else link and unlink; either
+        // way an existing `dest` (made since the run began) is never
+        // replaced. On failure the temporary file stays for the caller's
+        // cleanup.
+        let tmp = tempfile::TempPath::try_from_path(tmp).map_err(|e| write_err(tmp, e))?;
+        if let Err(e) = tmp.persist_noclobber(dest) {
+            let _ = e.path.keep();
+            return Err(if e.error.kind() == io::ErrorKind::AlreadyExists {
+                UnpackError::Exists(dest.to_path_buf())
+            } else {
+                write_err(dest, e.error)
+            });
         }
     }
     if let Some(dir) = dest.parent() {
