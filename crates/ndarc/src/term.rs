@@ -4,6 +4,13 @@
 //! `--color auto` (the default) when the stream is a terminal and `NO_COLOR`
 //! is unset or empty; `--color always` and `--color never` decide outright
 //! (a command-line flag overrides `NO_COLOR`, as no-color.org asks).
+//!
+//! The decision is these few lines rather than `anstream`'s automatic
+//! stream: that one also follows `CLICOLOR`/`CLICOLOR_FORCE`, and when
+//! colour is off it strips escape codes by parsing every byte written. Here
+//! no escape code is written unless colour was decided, so the output path
+//! (millions of diff lines) parses nothing. The styles come from the tool's
+//! one palette, [`ndarc_format::display::palette`].
 
 use std::ffi::OsStr;
 use std::io::{self, IsTerminal, Write};
@@ -65,28 +72,28 @@ impl Colour {
     }
 }
 
-/// Text styles: the CLI's palette, written with `anstyle`.
+/// Text styles of findings and messages, from the tool's one palette
+/// ([`ndarc_format::display::palette`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
-    /// Errors and finding codes of severity error: bold red.
+    /// Errors and finding codes of severity error.
     Error,
-    /// Warnings: bold yellow.
+    /// Warnings.
     Warning,
-    /// Locations (`FILE:LINE:OFFSET:`): bold.
+    /// Locations (`FILE:LINE:OFFSET:`).
     Location,
-    /// Success: green.
+    /// Success.
     Good,
 }
 
 impl Style {
     fn anstyle(self) -> anstyle::Style {
-        use anstyle::AnsiColor;
-        let bold = anstyle::Style::new().bold();
+        use ndarc_format::display::palette;
         match self {
-            Style::Error => bold.fg_color(Some(AnsiColor::Red.into())),
-            Style::Warning => bold.fg_color(Some(AnsiColor::Yellow.into())),
-            Style::Location => bold,
-            Style::Good => anstyle::Style::new().fg_color(Some(AnsiColor::Green.into())),
+            Style::Error => palette::ERROR,
+            Style::Warning => palette::WARNING,
+            Style::Location => palette::EMPHASIS,
+            Style::Good => palette::GOOD,
         }
     }
 }
@@ -94,8 +101,7 @@ impl Style {
 /// `text` wrapped in the escape codes of `style` when `on`.
 pub fn paint(on: bool, style: Style, text: &str) -> String {
     if on {
-        let s = style.anstyle();
-        format!("{s}{text}{s:#}")
+        ndarc_format::display::palette::paint(style.anstyle(), text)
     } else {
         text.to_string()
     }

@@ -12,7 +12,8 @@ struct Out<'w> {
     colour: bool,
 }
 
-/// The diff's palette, written with `anstyle`.
+/// What a piece of the diff is, coloured from the tool's one palette
+/// ([`ndarc_format::display::palette`]).
 #[derive(Clone, Copy)]
 enum Paint {
     Plain,
@@ -25,18 +26,18 @@ enum Paint {
 
 impl Out<'_> {
     fn paint(&self, p: Paint, text: &str) -> String {
-        use anstyle::{AnsiColor, Style};
+        use ndarc_format::display::palette;
         let text = safe(text, false);
         let style = match p {
             Paint::Plain => return text.into_owned(),
             _ if !self.colour => return text.into_owned(),
-            Paint::Bold => Style::new().bold(),
-            Paint::Red => AnsiColor::Red.on_default(),
-            Paint::Green => AnsiColor::Green.on_default(),
-            Paint::Yellow => AnsiColor::Yellow.on_default(),
-            Paint::Dim => Style::new().dimmed(),
+            Paint::Bold => palette::EMPHASIS,
+            Paint::Red => palette::REMOVED,
+            Paint::Green => palette::GOOD,
+            Paint::Yellow => palette::CHANGED,
+            Paint::Dim => palette::DIM,
         };
-        format!("{style}{text}{style:#}")
+        palette::paint(style, &text)
     }
 
     fn line(&mut self, text: &str) -> io::Result<()> {
