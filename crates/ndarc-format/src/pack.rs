@@ -1,7 +1,8 @@
 //! The producer's packing rule (`export.mjs` `nextItems`): where row parts
-//! start, how large a binary chunk is, and a part-line writer. The one
-//! implementation that every writer of archives in the workspace uses
-//! (`ndarc-gen`'s generator and `repart`, `ndarc-sqlite`'s `pack`).
+//! start, how large a binary chunk is, a part-line writer and the
+//! [`ArchiveWriter`] that seals the whole. The one implementation that
+//! every writer of archives in the workspace uses (`ndarc-gen`'s generator
+//! and `repart`, `ndarc-sqlite`'s `pack`).
 
 use std::io::{self, Write};
 
@@ -132,28 +133,160 @@ impl PartWriter {
         self.item_written();
     }
 
-    /// Closes the open part (if any), adds it to `archive`, writes it with
-    /// its LF and returns the bytes written.
-    pub fn finish<W: Write + ?Sized>(
-        &mut self,
-        archive: &mut ArchiveHasher,
-        out: &mut W,
-    ) -> io::Result<u64> {
+    /// Closes the open part, if any, and writes it with its LF to `spool`
+    /// without sealing it: for a writer that must know every part before
+    /// it writes the manifest (`repart`), and later hands each spooled
+    /// line to [`ArchiveWriter::part_line`]. Returns the bytes written.
+    pub fn spool<W: Write + ?Sized>(&mut self, spool: &mut W) -> io::Result<u64> {
+        match self.close() {
+            Some(line) => {
+                spool.write_all(line)?;
+                spool.write_all(b"\n")?;
+                Ok(line.len() as u64 + 1)
+            }
+            None => Ok(0),
+        }
+    }
+
+    /// Closes the open part, if any: the line, without its LF.
+    fn close(&mut self) -> Option<&[u8]> {
         if !self.open {
-            return Ok(0);
+            return None;
         }
         self.line.extend_from_slice(b"],\"kind\":\"part\"}");
-        archive.add_line(&self.line);
-        self.line.push(b'\n');
-        out.write_all(&self.line)?;
         self.open = false;
         self.index += 1;
-        Ok(self.line.len() as u64)
+        Some(&self.line)
     }
 
     /// Parts finished so far.
     pub fn count(&self) -> u64 {
         self.index
+    }
+}
+
+/// Seals an archive as it is written: the manifest line, the part lines
+/// (built by a [`PartWriter`] or copied whole), then the closing line with
+/// the part count and both hashes. Every archive ndarc writes from scratch
+/// (`gen`, `pack`, `repart`) is written through one, so the closing line
+/// and the `archiveHash` construction are written in one place, and an
+/// archive whose parts are not the manifest's `partCount` is never sealed.
+///
+/// It does not own the output: each call takes the writer, so that the
+/// parts can be made on one thread and written on another (`pack`).
+pub struct ArchiveWriter {
+    archive: ArchiveHasher,
+    planned: u64,
+    parts: u64,
+    bytes: u64,
+}
+
+impl std::fmt::Debug for ArchiveWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArchiveWriter")
+            .field("planned", &self.planned)
+            .field("parts", &self.parts)
+            .field("bytes", &self.bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What an [`ArchiveWriter`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sealed {
+    /// The closing line's `archiveHash`.
+    pub archive_hash: String,
+    /// Part lines written.
+    pub part_count: u64,
+    /// Bytes written, every line with its LF.
+    pub bytes: u64,
+}
+
+impl ArchiveWriter {
+    /// Writes the manifest line (canonical JSON, without its LF) and starts
+    /// the archive. `part_count` is the manifest's `partCount`: the part
+    /// lines that must follow.
+    pub fn begin<W: Write + ?Sized>(
+        manifest: &[u8],
+        part_count: u64,
+        out: &mut W,
+    ) -> io::Result<ArchiveWriter> {
+        let mut w = ArchiveWriter {
+            archive: ArchiveHasher::new(),
+            planned: part_count,
+            parts: 0,
+            bytes: 0,
+        };
+        w.line(manifest, out)?;
+        Ok(w)
+    }
+
+    fn line<W: Write + ?Sized>(&mut self, line: &[u8], out: &mut W) -> io::Result<u64> {
+        self.archive.add_line(line);
+        out.write_all(line)?;
+        out.write_all(b"\n")?;
+        let n = line.len() as u64 + 1;
+        self.bytes += n;
+        Ok(n)
+    }
+
+    /// Closes the part open in `part`, if any, and writes it; returns the
+    /// bytes written (0 when no part was open).
+    pub fn finish_part<W: Write + ?Sized>(
+        &mut self,
+        part: &mut PartWriter,
+        out: &mut W,
+    ) -> io::Result<u64> {
+        match part.close() {
+            Some(line) => {
+                self.parts += 1;
+                // `line` borrows `part`, not `self`.
+                let line: &[u8] = line;
+                self.line(line, out)
+            }
+            None => Ok(0),
+        }
+    }
+
+    /// Writes one whole part line (canonical, without its LF), as made
+    /// elsewhere by a [`PartWriter`] (`repart` copies its spooled parts).
+    pub fn part_line<W: Write + ?Sized>(&mut self, line: &[u8], out: &mut W) -> io::Result<u64> {
+        self.parts += 1;
+        self.line(line, out)
+    }
+
+    /// Part lines written so far.
+    pub fn parts(&self) -> u64 {
+        self.parts
+    }
+
+    /// Writes the closing line with `content_hash` and the archive hash,
+    /// and flushes `out`. Fails (`InvalidData`, nothing written) when the
+    /// part lines written are not the manifest's `partCount`.
+    pub fn close<W: Write + ?Sized>(
+        mut self,
+        content_hash: &str,
+        out: &mut W,
+    ) -> io::Result<Sealed> {
+        if self.parts != self.planned {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "the manifest planned {} parts but {} were written",
+                    self.planned, self.parts
+                ),
+            ));
+        }
+        let archive_hash = std::mem::take(&mut self.archive).finish();
+        let mut closing = crate::closing_line(self.parts, content_hash, &archive_hash);
+        closing.push(b'\n');
+        out.write_all(&closing)?;
+        out.flush()?;
+        Ok(Sealed {
+            archive_hash,
+            part_count: self.parts,
+            bytes: self.bytes + closing.len() as u64,
+        })
     }
 }
 
@@ -241,6 +374,51 @@ pub fn chunk_part(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The writer seals what it wrote: the archive hash is that of the
+    /// lines as written, the closing line names the part count, and a part
+    /// count other than the manifest's is refused with nothing written.
+    #[test]
+    fn the_archive_writer_seals_what_it_wrote() {
+        let manifest = br#"{"kind":"manifest","partCount":2}"#;
+        let mut out = Vec::new();
+        let mut w = ArchiveWriter::begin(manifest, 2, &mut out).unwrap();
+        let mut part = PartWriter::new(1024);
+        part.begin();
+        part.push_item(br#"{"x":1}"#);
+        assert_eq!(w.finish_part(&mut part, &mut out).unwrap(), 44);
+        assert_eq!(
+            w.finish_part(&mut part, &mut out).unwrap(),
+            0,
+            "no part open"
+        );
+        w.part_line(br#"{"index":1,"items":[],"kind":"part"}"#, &mut out)
+            .unwrap();
+        let sealed = w.close("c", &mut out).unwrap();
+        let text = String::from_utf8(out.clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[1], r#"{"index":0,"items":[{"x":1}],"kind":"part"}"#);
+        let mut h = ArchiveHasher::new();
+        for l in &lines[..3] {
+            h.add_line(l.as_bytes());
+        }
+        let archive_hash = h.finish();
+        assert_eq!(sealed.archive_hash, archive_hash);
+        assert_eq!(sealed.part_count, 2);
+        assert_eq!(sealed.bytes, out.len() as u64);
+        assert_eq!(
+            lines[3].as_bytes(),
+            crate::closing_line(2, "c", &archive_hash).as_slice()
+        );
+
+        let mut out = Vec::new();
+        let w = ArchiveWriter::begin(manifest, 2, &mut out).unwrap();
+        let written = out.len();
+        let e = w.close("c", &mut out).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        assert!(e.to_string().contains("planned 2 parts but 0"), "{e}");
+        assert_eq!(out.len(), written, "no closing line");
+    }
 
     #[test]
     fn chunk_cap_follows_the_producer() {

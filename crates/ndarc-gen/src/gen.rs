@@ -4,14 +4,14 @@ use std::io::{self, Write};
 
 use ndarc_format::catalogue::{content_header_digest, is_name, iso_time, schema_identity};
 use ndarc_format::hash::row_content_digest;
-use ndarc_format::{ArchiveHasher, ContentHasher, FORMAT, MAX_PART_LINE, VERSION};
+use ndarc_format::{ContentHasher, FORMAT, MAX_PART_LINE, VERSION};
 use ndarc_json::{Object, Value};
 
 use crate::binary::{self, chunk_count, Binary, Delta, ObjectParams};
-use crate::pack::{PartWriter, RowPacker};
 use crate::rng::{derive, derive_all, Rng};
 use crate::rows::{LaterRows, RowMaker, Variant};
 use crate::schema::{self, TableDef, TableKind, TEMPLATES};
+use ndarc_format::pack::{ArchiveWriter, PartWriter, RowPacker};
 
 /// The most rows per table [`generate`] accepts.
 pub const MAX_ROWS: u64 = 1_000_000_000;
@@ -517,14 +517,11 @@ pub fn generate(opts: &GenOptions, out: &mut impl Write) -> io::Result<Summary> 
 
     // Pass 2: write.
     let mut content = ContentHasher::new(&content_header_digest(&m));
-    let mut archive = ArchiveHasher::new();
-    let mut bytes = 0u64;
-    let mut line = ndarc_json::to_canonical_vec(&Value::Object(m));
-    archive.add_line(&line);
-    line.push(b'\n');
-    out.write_all(&line)?;
-    bytes += line.len() as u64;
-    drop(line);
+    let mut archive = ArchiveWriter::begin(
+        &ndarc_json::to_canonical_vec(&Value::Object(m)),
+        part_count,
+        out,
+    )?;
 
     let mut part = PartWriter::new(opts.part_bytes);
     let mut packer = RowPacker::new(opts.part_bytes);
@@ -537,7 +534,7 @@ pub fn generate(opts: &GenOptions, out: &mut impl Write) -> io::Result<Summary> 
         packer.end_table();
         walk(t, opts.later, &mut maker, &mut buf, |item, made| {
             if packer.admit(item.len())? {
-                bytes += part.finish(&mut archive, out)?;
+                archive.finish_part(&mut part, out)?;
                 part.begin();
             }
             part.push_item(item);
@@ -549,35 +546,29 @@ pub fn generate(opts: &GenOptions, out: &mut impl Write) -> io::Result<Summary> 
             Ok(())
         })?;
     }
-    bytes += part.finish(&mut archive, out)?;
+    archive.finish_part(&mut part, out)?;
     for b in objects.iter().chain(payloads.iter()) {
         let cap = b.chunk_cap(opts.part_bytes);
         let mut offset = 0;
         loop {
             let len = (b.size - offset).min(cap);
             binary_part(b, offset, len, &mut buf, &mut part);
-            bytes += part.finish(&mut archive, out)?;
+            archive.finish_part(&mut part, out)?;
             offset += len;
             if offset >= b.size {
                 break;
             }
         }
     }
-    debug_assert_eq!(part.count(), part_count);
-
     let content_hash = content.finish();
-    let archive_hash = archive.finish();
-    let mut line = ndarc_format::closing_line(part_count, &content_hash, &archive_hash);
-    line.push(b'\n');
-    out.write_all(&line)?;
-    bytes += line.len() as u64;
+    let sealed = archive.close(&content_hash, out)?;
 
     Ok(Summary {
-        bytes,
+        bytes: sealed.bytes,
         lines: part_count + 2,
         part_count,
         content_hash,
-        archive_hash,
+        archive_hash: sealed.archive_hash,
         tables: summaries,
         objects: object_delta.into(),
         payloads: payload_delta.into(),

@@ -39,7 +39,6 @@ mod corpus;
 mod error;
 mod gen;
 pub mod mutate;
-mod pack;
 mod repart;
 mod reseal;
 mod rng;
@@ -53,7 +52,6 @@ pub use gen::{
     generate, generate_vec, BinaryDelta, GenOptions, Later, Rows, Summary, TableSummary, MAX_ROWS,
 };
 pub use mutate::{mutate, mutate_random, Mutant, Mutation, NotApplicable};
-pub use pack::{RowPacker, PART_OVERHEAD};
 pub use repart::{repart_path, repart_stream, repartition, repartition_file};
 pub use reseal::{reseal, reseal_with, ResealOptions};
 pub use rng::{derive, mix, Rng};

@@ -16,14 +16,14 @@ use std::sync::Arc;
 
 use ndarc_format::pack::chunk_part;
 use ndarc_format::part::BinaryKind;
-use ndarc_format::{ArchiveHasher, LineRef, Plan, MAX_PART_LINE};
+use ndarc_format::{LineRef, Plan, MAX_PART_LINE};
 use ndarc_json::Value;
 use ndarc_verify::{Accepted, Options, ReadError, Reader, Report};
 
 use crate::binary::chunk_cap;
 use crate::error::Error;
 use crate::gen::{BinaryDelta, Summary, TableSummary};
-use crate::pack::{PartWriter, RowPacker};
+use ndarc_format::pack::{ArchiveWriter, PartWriter, RowPacker};
 
 /// The binary being re-chunked: which one, the next output offset, the
 /// bytes not yet written (less than one chunk between parts).
@@ -44,9 +44,6 @@ struct Repacker<S: Write> {
     manifest: Vec<u8>,
     part: PartWriter,
     packer: RowPacker,
-    /// Not the archive's hash: the parts are hashed again when copied
-    /// after the manifest (`archiveHash` starts with the manifest line).
-    scratch: ArchiveHasher,
     last_table: Option<usize>,
     rows: Vec<u64>,
     pending: Option<Pending>,
@@ -63,7 +60,6 @@ impl<S: Write> Repacker<S> {
             manifest: Vec::new(),
             part: PartWriter::new(part_bytes),
             packer: RowPacker::new(part_bytes),
-            scratch: ArchiveHasher::new(),
             last_table: None,
             rows: Vec::new(),
             pending: None,
@@ -74,7 +70,8 @@ impl<S: Write> Repacker<S> {
 
     /// Writes the open row part, if any.
     fn end_rows(&mut self) -> io::Result<()> {
-        self.part.finish(&mut self.scratch, &mut self.spool)?;
+        // Sealed when copied after the manifest, which needs the count.
+        self.part.spool(&mut self.spool)?;
         Ok(())
     }
 
@@ -101,7 +98,8 @@ impl<S: Write> Repacker<S> {
             }
         }
         p.offset += (to - from) as u64;
-        self.part.finish(&mut self.scratch, &mut self.spool)?;
+        // Sealed when copied after the manifest, which needs the count.
+        self.part.spool(&mut self.spool)?;
         Ok(())
     }
 
@@ -176,7 +174,7 @@ impl<S: Write> Reader for Repacker<S> {
                     .admit(self.item.len())
                     .map_err(|e| Error::archive(line, e.to_string()))?
                 {
-                    self.part.finish(&mut self.scratch, &mut self.spool)?;
+                    self.part.spool(&mut self.spool)?;
                     self.part.begin();
                 }
                 self.part.push_item(&self.item);
@@ -349,16 +347,13 @@ fn complete<S: Read + Write + Seek>(
             _ => return Err(Error::archive(1, "the manifest is not an object")),
         };
     manifest.insert("partCount", Value::from(part_count as i64));
-    let mut archive = ArchiveHasher::new();
-    let mut bytes = 0u64;
-    let mut line = ndarc_json::to_canonical_vec(&Value::Object(manifest));
-    archive.add_line(&line);
-    line.push(b'\n');
-    out.write_all(&line)?;
-    bytes += line.len() as u64;
-    drop(line);
+    let mut archive = ArchiveWriter::begin(
+        &ndarc_json::to_canonical_vec(&Value::Object(manifest)),
+        part_count,
+        out,
+    )?;
 
-    // The parts, hashed after the manifest as they are copied.
+    // The spooled parts, sealed after the manifest as they are copied.
     spool.seek(SeekFrom::Start(0))?;
     let mut parts = BufReader::with_capacity(1 << 20, spool);
     let mut buf = Vec::new();
@@ -367,16 +362,10 @@ fn complete<S: Read + Write + Seek>(
         if parts.read_until(b'\n', &mut buf)? == 0 {
             break;
         }
-        archive.add_line(buf.strip_suffix(b"\n").unwrap_or(&buf));
-        out.write_all(&buf)?;
-        bytes += buf.len() as u64;
+        archive.part_line(buf.strip_suffix(b"\n").unwrap_or(&buf), out)?;
     }
-    let archive_hash = archive.finish();
-    let mut line = ndarc_format::closing_line(part_count, &content_hash, &archive_hash);
-    line.push(b'\n');
-    out.write_all(&line)?;
-    bytes += line.len() as u64;
-    out.flush()?;
+    let sealed = archive.close(&content_hash, out)?;
+    let (bytes, archive_hash) = (sealed.bytes, sealed.archive_hash);
 
     let tables = plan
         .manifest

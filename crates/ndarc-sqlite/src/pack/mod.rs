@@ -25,8 +25,8 @@ use std::time::Duration;
 
 use ndarc_format::catalogue::{content_header_digest, schema_identity};
 use ndarc_format::hash::row_content_pieces;
-use ndarc_format::pack::{PartWriter, RowPacker};
-use ndarc_format::{ArchiveHasher, ContentHasher, MAX_PART_LINE};
+use ndarc_format::pack::{ArchiveWriter, PartWriter, RowPacker};
+use ndarc_format::{ContentHasher, MAX_PART_LINE};
 use ndarc_json::Value;
 use rusqlite::{Connection, OpenFlags};
 use sha2::{Digest, Sha256};
@@ -217,13 +217,9 @@ fn pack_in(
 
     // Pass 1: every refusal, the counts and the number of parts.
     let tables = &cat.tables;
-    let (counts, mut part_count) = pipeline(
-        conn,
-        tables,
-        &mut std::io::sink(),
-        &mut 0,
-        |rx, _, spare| measure_rows(tables, part_bytes, rx, spare),
-    )?;
+    let (counts, mut part_count) = pipeline(conn, tables, &mut std::io::sink(), |rx, _, spare| {
+        measure_rows(tables, part_bytes, rx, spare)
+    })?;
     for (t, n) in cat.tables.iter_mut().zip(counts) {
         t.count = n;
     }
@@ -242,45 +238,35 @@ fn pack_in(
         part_count,
     );
     let content = ContentHasher::new(&content_header_digest(&m));
-    let mut archive = ArchiveHasher::new();
-    let mut line = ndarc_json::to_canonical_vec(&Value::Object(m));
-    archive.add_line(&line);
-    line.push(b'\n');
-    out.write_all(&line).map_err(out_err)?;
-    let mut bytes = line.len() as u64;
-    drop(line);
-    let part = PartWriter::new(part_bytes);
-    let (mut part, mut archive, content) = write_rows(
-        conn,
-        &cat.tables,
-        part_bytes,
-        (part, archive, content),
+    let archive = ArchiveWriter::begin(
+        &ndarc_json::to_canonical_vec(&Value::Object(m)),
+        part_count,
         out,
-        &mut bytes,
-    )?;
-    bytes += part.finish(&mut archive, out).map_err(out_err)?;
+    )
+    .map_err(out_err)?;
+    let part = PartWriter::new(part_bytes);
+    let (mut part, mut archive, content) =
+        write_rows(conn, &cat.tables, part_bytes, (part, archive, content), out)?;
+    archive.finish_part(&mut part, out).map_err(out_err)?;
     let mut chunk = Vec::new();
     for b in objects.iter().chain(&payloads) {
-        bytes += write_binary(b, part_bytes, &mut part, &mut archive, out, &mut chunk)?;
+        write_binary(b, part_bytes, &mut part, &mut archive, out, &mut chunk)?;
     }
-    if part.count() != part_count {
+    if archive.parts() != part_count {
+        // The database changed between the passes in a way the row
+        // counts did not show.
         return Err(PackError::Unreadable {
             code: "database_unreadable",
-            message: format!("planned {part_count} parts but wrote {}", part.count()),
+            message: format!("planned {part_count} parts but wrote {}", archive.parts()),
         });
     }
     let content_hash = content.finish();
-    let archive_hash = archive.finish();
-    let mut closing = ndarc_format::closing_line(part_count, &content_hash, &archive_hash);
-    closing.push(b'\n');
-    out.write_all(&closing).map_err(out_err)?;
-    out.flush().map_err(out_err)?;
-    bytes += closing.len() as u64;
+    let sealed = archive.close(&content_hash, out).map_err(out_err)?;
     Ok(PackSummary {
-        bytes,
+        bytes: sealed.bytes,
         part_count,
         content_hash,
-        archive_hash,
+        archive_hash: sealed.archive_hash,
         schema: schema_identity(cat.tables.iter().map(|t| (t.name.as_str(), t.sql.as_str()))),
         tables: cat
             .tables
@@ -294,7 +280,7 @@ fn pack_in(
 }
 
 /// The part writer and the two hashes, handed from thread to thread.
-type Sealing = (PartWriter, ArchiveHasher, ContentHasher);
+type Sealing = (PartWriter, ArchiveWriter, ContentHasher);
 
 /// A message to the encoding thread: rows of table `.0`, or the end of
 /// table `.0`.
@@ -327,9 +313,8 @@ fn write_rows(
     part_bytes: usize,
     sealing: Sealing,
     out: &mut dyn Write,
-    bytes: &mut u64,
 ) -> Result<Sealing, PackError> {
-    pipeline(conn, tables, out, bytes, |rx, lines, spare| {
+    pipeline(conn, tables, out, |rx, lines, spare| {
         encode_rows(tables, part_bytes, sealing, rx, lines, spare)
     })
 }
@@ -345,7 +330,6 @@ fn pipeline<T, F>(
     conn: &Connection,
     tables: &[catalogue::Table],
     out: &mut dyn Write,
-    bytes: &mut u64,
     work: F,
 ) -> Result<T, PackError>
 where
@@ -372,7 +356,7 @@ where
                 PackError::Output(std::io::Error::other(format!("cannot start a thread: {e}")))
             })?;
         let lines = (&line_rx, &used_tx, spare_lines);
-        let mut read = read_rows(conn, tables, tx, lines, &spare_rx, out, bytes);
+        let mut read = read_rows(conn, tables, tx, lines, &spare_rx, out);
         // The worker ends when the rows do (or on its error); the lines
         // it finished meanwhile are written first.
         if read.is_ok() {
@@ -381,7 +365,6 @@ where
                     read = Err(out_err(e));
                     break;
                 }
-                *bytes += line.len() as u64;
             }
         }
         drop(line_rx);
@@ -443,11 +426,9 @@ fn measure_rows(
 fn write_lines(
     (lines, used, spare_lines): ReturnLines<'_>,
     out: &mut dyn Write,
-    bytes: &mut u64,
 ) -> Result<(), PackError> {
     while let Ok(line) = lines.try_recv() {
         out.write_all(&line).map_err(out_err)?;
-        *bytes += line.len() as u64;
         // Keep a few buffers for the encoder's next lines; free the rest,
         // which would otherwise each keep the largest part they ever held.
         if spare_lines.load(Ordering::Relaxed) < MAX_SPARE_LINES {
@@ -467,7 +448,6 @@ fn read_rows(
     lines: ReturnLines<'_>,
     spare: &Receiver<Batch>,
     out: &mut dyn Write,
-    bytes: &mut u64,
 ) -> Result<(), PackError> {
     let fresh = |width: usize| {
         let mut b = spare.try_recv().unwrap_or_default();
@@ -485,7 +465,7 @@ fn read_rows(
                 if tx.send(ToEncoder::Rows(ti, batch)).is_err() {
                     return Ok(());
                 }
-                write_lines(lines, out, bytes)?;
+                write_lines(lines, out)?;
                 batch = fresh(width);
             }
         }
@@ -495,7 +475,7 @@ fn read_rows(
         if tx.send(ToEncoder::End(ti)).is_err() {
             return Ok(());
         }
-        write_lines(lines, out, bytes)?;
+        write_lines(lines, out)?;
     }
     Ok(())
 }
@@ -533,7 +513,7 @@ fn encode_rows(
                             Err(_) => Vec::new(),
                         };
                         line.clear();
-                        part.finish(&mut archive, &mut line).map_err(out_err)?;
+                        archive.finish_part(&mut part, &mut line).map_err(out_err)?;
                         if !line.is_empty() && lines.send(line).is_err() {
                             // The writing thread stopped on its own error,
                             // which is the one reported.

@@ -6,8 +6,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use ndarc_format::catalogue::{cmp_payload_names, is_name};
-use ndarc_format::pack::{chunk_cap, chunk_part, PartWriter};
-use ndarc_format::ArchiveHasher;
+use ndarc_format::pack::{chunk_cap, chunk_part, ArchiveWriter, PartWriter};
 use ndarc_json::cmp_utf16;
 use sha2::{Digest, Sha256};
 
@@ -197,7 +196,7 @@ pub(super) fn write_binary(
     b: &Binary,
     part_bytes: usize,
     part: &mut PartWriter,
-    archive: &mut ArchiveHasher,
+    archive: &mut ArchiveWriter,
     out: &mut dyn Write,
     chunk: &mut Vec<u8>,
 ) -> Result<u64, PackError> {
@@ -229,7 +228,7 @@ pub(super) fn write_binary(
         }
         h.update(&chunk[..]);
         chunk_part(part, object, &b.name, offset, chunk);
-        bytes += part.finish(archive, out).map_err(out_err)?;
+        bytes += archive.finish_part(part, out).map_err(out_err)?;
         offset += want as u64;
         if offset >= b.size {
             break;
@@ -268,7 +267,7 @@ mod tests {
             let (_, payloads) = binaries(&payload_options(&p)).unwrap();
             std::fs::write(&p, after).unwrap();
             let mut part = PartWriter::new(1024);
-            let mut archive = ArchiveHasher::new();
+            let mut archive = ArchiveWriter::begin(b"{}", 1, &mut Vec::new()).unwrap();
             let e = write_binary(
                 &payloads[0],
                 1024,
