@@ -36,6 +36,7 @@ mod catalogue;
 mod devdata;
 mod manifest;
 mod objects;
+mod refs;
 mod refuse;
 mod rows;
 mod table;
@@ -47,6 +48,7 @@ use objects::{binaries, cap, unreadable, write_binary};
 use refuse::out_err;
 use rows::{admit, duplicate_key, encode_row};
 
+pub use refs::ObjectReferences;
 pub(crate) use refuse::sql_error;
 pub use refuse::{PackError, Refusal};
 
@@ -92,6 +94,11 @@ pub struct PackOptions {
     pub skip_files: Vec<(u64, u64)>,
     /// Payloads `(name, file)`.
     pub payloads: Vec<(String, PathBuf)>,
+    /// Buckets whose objects must be exactly the distinct non-null values
+    /// of a column (the producer's `objectReferences`): refused with
+    /// `object_references`, `reference_column_missing` or
+    /// `reference_column_excluded` otherwise.
+    pub object_references: Vec<ObjectReferences>,
     /// The producer's `partBytes`, 1024 ..= 16 MiB (default 16 MiB).
     pub part_bytes: usize,
     /// How long to wait for a writer's lock before giving up
@@ -116,6 +123,7 @@ impl Default for PackOptions {
             buckets: Vec::new(),
             skip_files: Vec::new(),
             payloads: Vec::new(),
+            object_references: Vec::new(),
             part_bytes: MAX_PART_LINE,
             busy_timeout: Duration::from_secs(1),
         }
@@ -212,7 +220,11 @@ fn pack_in(
     out: &mut dyn Write,
 ) -> Result<PackSummary, PackError> {
     let mut cat = catalogue(conn, opts)?;
+    let mut references = refs::resolve(&cat, opts)?;
     let (objects, payloads) = binaries(opts)?;
+    for r in &mut references {
+        r.keys(&objects);
+    }
     let part_bytes = opts.part_bytes;
 
     // Pass 1: every refusal, the counts and the number of parts.
@@ -222,8 +234,9 @@ fn pack_in(
         tables,
         &mut std::io::sink(),
         &mut 0,
-        |rx, _, spare| measure_rows(tables, part_bytes, rx, spare),
+        |rx, _, spare| measure_rows(tables, part_bytes, rx, spare, &mut references),
     )?;
+    refs::finish(&references, tables)?;
     for (t, n) in cat.tables.iter_mut().zip(counts) {
         t.count = n;
     }
@@ -393,12 +406,14 @@ where
 }
 
 /// Pass 1 on the second thread of [`pipeline`]: every row-level refusal,
-/// each table's row count, and the number of row parts.
+/// each table's row count, and the number of row parts; the rows of
+/// referenced tables checked against their buckets (`refs`).
 fn measure_rows(
     tables: &[catalogue::Table],
     part_bytes: usize,
     rx: &Receiver<ToEncoder>,
     spare: &Sender<Batch>,
+    references: &mut [refs::Rule],
 ) -> Result<(Vec<u64>, u64), PackError> {
     let mut item = Vec::with_capacity(4096);
     let mut counts = vec![0u64; tables.len()];
@@ -423,6 +438,7 @@ fn measure_rows(
                         part_bytes,
                     )?;
                     duplicate_key(t, &row, index, &mut last_key)?;
+                    refs::check_row(references, tables, ti, &row, index)?;
                     index += 1;
                 }
                 let _ = spare.send(batch);

@@ -91,6 +91,13 @@ pub struct Args {
     /// objects (the producer's bucket prefix; repeatable).
     #[arg(long, value_name = "NAME=PREFIX")]
     pub bucket_prefix: Vec<String>,
+    /// BUCKET=TABLE.COLUMN: the objects of BUCKET are exactly the distinct
+    /// non-null values of TABLE.COLUMN (the producer's objectReferences);
+    /// a row referencing a key with no object, or an object no row
+    /// references, is refused (object_references). Repeatable, once per
+    /// bucket; the column is split at the first '.'.
+    #[arg(long, value_name = "BUCKET=TABLE.COLUMN")]
+    pub object_references: Vec<String>,
     /// A payload NAME=FILE (repeatable).
     #[arg(long, value_name = "NAME=FILE")]
     pub payload: Vec<String>,
@@ -168,6 +175,27 @@ impl Args {
                 }
             }
         }
+        let object_references = self
+            .object_references
+            .iter()
+            .map(|s| {
+                let parsed = s.split_once('=').and_then(|(b, tc)| {
+                    let (t, c) = tc.split_once('.')?;
+                    (!b.is_empty() && !t.is_empty() && !c.is_empty()).then(|| {
+                        ndarc_sqlite::ObjectReferences {
+                            bucket: b.to_string(),
+                            table: t.to_string(),
+                            column: c.to_string(),
+                        }
+                    })
+                });
+                parsed.ok_or_else(|| {
+                    Failure::new(format!(
+                        "--object-references {s:?}: expected BUCKET=TABLE.COLUMN"
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(PackOptions {
             product: self.product.clone(),
             exported_at: self.exported_at.clone(),
@@ -182,6 +210,7 @@ impl Args {
             bucket: self.bucket.clone(),
             buckets,
             payloads,
+            object_references,
             part_bytes: self.part_bytes.part_bytes,
             ..PackOptions::default()
         })
