@@ -78,6 +78,12 @@ pub struct PackOptions {
     /// Secret columns `(table, column)`: left out of rows and listed in
     /// `excludedColumns`.
     pub secret_columns: Vec<(String, String)>,
+    /// Secret columns another archive records (its `excludedColumns`), for
+    /// a database compared with it: left out like `secret_columns` where
+    /// the database has the column and it can be left out (an archived
+    /// table's nullable column, not in the key, not generated), and
+    /// ignored elsewhere, where the comparison then shows the difference.
+    pub recorded_secret_columns: Vec<(String, String)>,
     /// Every regular file under this directory becomes an object of
     /// [`PackOptions::bucket`], its key the relative path with `/`.
     pub objects_dir: Option<PathBuf>,
@@ -118,6 +124,7 @@ impl Default for PackOptions {
             include_tables: Vec::new(),
             derived_tables: Vec::new(),
             secret_columns: Vec::new(),
+            recorded_secret_columns: Vec::new(),
             objects_dir: None,
             bucket: None,
             buckets: Vec::new(),
@@ -207,9 +214,39 @@ pub fn pack(db: &Path, opts: &PackOptions, out: &mut dyn Write) -> Result<PackSu
     conn.execute_batch("BEGIN").map_err(sql_error)?;
     conn.query_row("SELECT count(*) FROM main.sqlite_schema", [], |_| Ok(()))
         .map_err(sql_error)?;
+    let adopted;
+    let opts = if opts.recorded_secret_columns.is_empty() {
+        opts
+    } else {
+        adopted = adopt_recorded(&conn, opts)?;
+        &adopted
+    };
     let result = pack_in(&conn, &product, &exported_at, opts, out);
     let _ = conn.execute_batch("COMMIT");
     result
+}
+
+/// `opts` with the recorded secret columns the database can leave out
+/// added to its secret columns (see [`PackOptions::recorded_secret_columns`]),
+/// judged on the same snapshot.
+fn adopt_recorded(conn: &Connection, opts: &PackOptions) -> Result<PackOptions, PackError> {
+    let cat = catalogue(conn, opts)?;
+    let mut adopted = PackOptions {
+        recorded_secret_columns: Vec::new(),
+        ..opts.clone()
+    };
+    for (t, c) in &opts.recorded_secret_columns {
+        let fits = cat.tables.iter().any(|table| {
+            table.name == *t
+                && table.columns.iter().any(|col| {
+                    col.name == *c && !col.notnull && col.pk == 0 && col.generated.is_none()
+                })
+        });
+        if fits && !adopted.secret_columns.contains(&(t.clone(), c.clone())) {
+            adopted.secret_columns.push((t.clone(), c.clone()));
+        }
+    }
+    Ok(adopted)
 }
 
 fn pack_in(
