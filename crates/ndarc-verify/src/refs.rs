@@ -209,7 +209,8 @@ impl Refs {
             .and_then(Value::as_array)
             .unwrap_or(&[]);
         let room = plan.max_findings_per_line.saturating_sub(s.findings.len());
-        let mut lr = LineReport::new(at, room.max(1));
+        // Past the line's limit, findings are counted, not kept.
+        let mut lr = LineReport::new(at, room);
         let mut hits = Vec::new();
         for (i, item) in items.iter().enumerate() {
             if item.get("table").and_then(Value::as_str) != Some(table.as_str()) {
@@ -292,5 +293,106 @@ impl Refs {
                 ));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::{verify_bytes, Code, Options, PushOutcome, PushVerifier};
+
+    const BASE: &[u8] = include_bytes!("../../../testdata/valid/base.ndjson");
+
+    /// The base archive's notes.body ("first", null, "ctl…") against bucket
+    /// files (greeting.txt, logo.bin): two rows reference no object, and no
+    /// object is referenced.
+    fn options(max_errors: usize, jobs: usize) -> Options {
+        let policy = ndarc_format::Policy::from_json(
+            br#"{"buckets":{"files":{"objectReferences":{"table":"notes","keyColumn":"body"}}}}"#,
+        )
+        .unwrap();
+        Options {
+            max_errors,
+            jobs,
+            policy: Some(Arc::new(policy)),
+            ..Options::default()
+        }
+    }
+
+    fn found(r: &crate::Report) -> Vec<(Code, u64, String)> {
+        r.findings
+            .iter()
+            .map(|f| (f.code, f.line, f.pointer.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn both_directions_in_file_order_whatever_the_jobs() {
+        let want = vec![
+            (Code::ObjectReferences, 2, "/items/0/row/body".to_string()),
+            (Code::ObjectReferences, 2, "/items/2/row/body".to_string()),
+            (Code::ObjectReferences, 1, "/objects/0/key".to_string()),
+            (Code::ObjectReferences, 1, "/objects/1/key".to_string()),
+        ];
+        for jobs in [1, 2] {
+            let r = verify_bytes(BASE, &options(100, jobs));
+            assert_eq!(found(&r), want, "jobs {jobs}");
+            assert_eq!(r.errors, 4);
+        }
+    }
+
+    #[test]
+    fn a_stopped_verification_does_not_guess_unreferenced_objects() {
+        // One error kept: the line's second is counted, and reading stops,
+        // so no object is reported unreferenced.
+        let r = verify_bytes(BASE, &options(1, 1));
+        assert_eq!(
+            found(&r),
+            [(Code::ObjectReferences, 2, "/items/0/row/body".to_string())]
+        );
+        assert_eq!(r.errors, 2);
+        assert!(r.stopped);
+    }
+
+    #[test]
+    fn the_push_api_checks_both_directions() {
+        let text = std::str::from_utf8(BASE).unwrap();
+        let lines: Vec<&[u8]> = text.lines().map(str::as_bytes).collect();
+        let mut v = PushVerifier::new(lines[0], &options(100, 1)).unwrap();
+        let parts = &lines[1..lines.len() - 1];
+        // The notes part references missing objects: refused.
+        let PushOutcome::Rejected(f) = v.add_part(0, parts[0]) else {
+            panic!("accepted");
+        };
+        assert_eq!(f.len(), 2);
+        assert!(f.iter().all(|f| f.code == Code::ObjectReferences));
+        for (i, p) in parts.iter().enumerate().skip(1) {
+            assert!(matches!(v.add_part(i as u64, p), PushOutcome::Accepted(_)));
+        }
+        // A part never arrived: no object is reported unreferenced.
+        let r = v.finish(lines[lines.len() - 1], |_| None);
+        assert!(r.codes().contains(&Code::PartMissing), "{:?}", r.codes());
+        assert!(
+            !r.codes().contains(&Code::ObjectReferences),
+            "{:?}",
+            r.codes()
+        );
+        // Every part arrives (last first), and one object is referenced by
+        // no row: reported at the end, at its key.
+        let unreferenced: &[u8] =
+            include_bytes!("../../../testdata/invalid/object_references-unreferenced.ndjson");
+        let text = std::str::from_utf8(unreferenced).unwrap();
+        let lines: Vec<&[u8]> = text.lines().map(str::as_bytes).collect();
+        let mut v = PushVerifier::new(lines[0], &options(100, 1)).unwrap();
+        let parts = &lines[1..lines.len() - 1];
+        for (i, p) in parts.iter().enumerate().rev() {
+            assert!(matches!(v.add_part(i as u64, p), PushOutcome::Accepted(_)));
+        }
+        let r = v.finish(lines[lines.len() - 1], |_| None);
+        assert_eq!(
+            found(&r),
+            [(Code::ObjectReferences, 1, "/objects/1/key".to_string())]
+        );
     }
 }
