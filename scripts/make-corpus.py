@@ -1143,6 +1143,40 @@ def define_cases():
     case("policy_payload", "policy_payload", 1, pointer="/payloads/0/name",
          options={"policy": {"extraPayloads": {"kv": {}}}},
          note="payload kv cache is not one of the policy's extra payloads (kv)")
+    # A bucket's objectReferences: its objects are exactly the distinct non-null values of a column.
+    def refs(table, column):
+        return {"policy": {"buckets": {"files": {"objectReferences": {"table": table, "keyColumn": column}}}}}
+
+    def bodies(*values):
+        def f(a):
+            for i, v in enumerate(values):
+                row(a, "notes", i)["row"]["body"] = v
+        return f
+    case("object_references", "object_references", 2, pointer="/items/1/row/body",
+         options=refs("notes", "body"),
+         note="notes.body holds the keys of bucket files; the row at rowid 5 references missing.png, "
+              "which is not an object of the bucket",
+         mut=bodies("greeting.txt", "missing.png", "logo.bin"))
+    case("object_references-unreferenced", "object_references", 1, pointer="/objects/1/key",
+         options=refs("notes", "body"),
+         note="every row of notes references greeting.txt (or nothing); logo.bin of bucket files is "
+              "referenced by no row",
+         mut=bodies("greeting.txt", None, "greeting.txt"))
+    case("reference_column_missing", "reference_column_missing", 1, pointer="/tables/0/columns",
+         options=refs("notes", "title"),
+         note="the policy's objectReferences names notes.title; notes has no column title")
+    case("reference_column_missing-table", "reference_column_missing", 1, pointer="/tables",
+         options=refs("attachments", "key"),
+         note="the policy's objectReferences names table attachments, which the archive does not hold")
+    case("reference_column_excluded", "reference_column_excluded", 1, pointer="/excludedTables/0",
+         options=refs("sessions", "file"),
+         note="the policy's objectReferences names table sessions, which the archive excludes")
+    case("reference_column_excluded-secret", "reference_column_excluded", 1,
+         pointer="/excludedColumns/users/0", options=refs("users", "avatar"),
+         note="the policy's objectReferences names users.avatar, an excluded (secret) column the rows "
+              "do not carry",
+         mut=lambda a: (a.manifest.update(excludedColumns={"users": ["avatar"]}),
+                        [it["row"].pop("avatar") for it in a.parts[1]["items"]]))
 
     # --- importable tables (SPEC.md §4.3) --------------------------------------
     def plain_table(name, cols=None, alias="rowid"):

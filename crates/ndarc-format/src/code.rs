@@ -251,6 +251,17 @@ codes! {
     PolicyBucket = "policy_bucket", Error;
     /// The archive's payloads are not the policy's extra payloads.
     PolicyPayload = "policy_payload", Error;
+    /// A bucket's `objectReferences` fails: a row references a key that is
+    /// not an object of the bucket, or an object of the bucket is
+    /// referenced by no row.
+    ObjectReferences = "object_references", Error;
+    /// A bucket's `objectReferences` names a table or column the archive
+    /// does not have.
+    ReferenceColumnMissing = "reference_column_missing", Error;
+    /// A bucket's `objectReferences` names a column the archive leaves out:
+    /// an excluded table, an excluded (secret) column or a generated
+    /// column.
+    ReferenceColumnExcluded = "reference_column_excluded", Error;
 }
 
 impl fmt::Display for Code {

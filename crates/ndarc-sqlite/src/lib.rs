@@ -37,7 +37,7 @@ pub mod patch;
 pub mod stream;
 pub mod unpack;
 
-pub use pack::{pack, BucketDir, PackError, PackOptions, PackSummary, Refusal};
+pub use pack::{pack, BucketDir, ObjectReferences, PackError, PackOptions, PackSummary, Refusal};
 pub use unpack::{unpack, unpack_reader, UnpackError, UnpackOptions, UnpackSummary};
 
 /// SQLite's column affinity (the five kinds; ndarc's

@@ -35,14 +35,26 @@ pub fn is_database(path: &Path) -> bool {
 
 /// The header an on-the-fly pack gets: `product` and
 /// `requiredConfiguration` (the members of the header that enter the
-/// `contentHash`), taken from the archive it is compared with when there
-/// is one.
+/// `contentHash`), and what is archived (the exclusions), taken from the
+/// archive it is compared with when there is one, so that the two compare
+/// like with like.
 #[derive(Debug, Clone)]
 pub struct Header {
     /// `product`.
     pub product: String,
     /// `requiredConfiguration`.
     pub required_configuration: Vec<String>,
+    /// Tables to exclude besides the defaults (patterns, as
+    /// `--exclude-table`): the archive's `excludedTables`, and the user's.
+    pub exclude_tables: Vec<String>,
+    /// Tables archived whatever excludes them (`--include-table`).
+    pub include_tables: Vec<String>,
+    /// Secret columns the user names (`--secret-column`): refused as
+    /// `pack` refuses them when the database cannot leave them out.
+    pub secret_columns: Vec<(String, String)>,
+    /// The archive's `excludedColumns`: left out where the database can
+    /// (see [`PackOptions::recorded_secret_columns`]).
+    pub recorded_secret_columns: Vec<(String, String)>,
 }
 
 impl Header {
@@ -57,11 +69,17 @@ impl Header {
         Header {
             product,
             required_configuration: Vec::new(),
+            exclude_tables: Vec::new(),
+            include_tables: Vec::new(),
+            secret_columns: Vec::new(),
+            recorded_secret_columns: Vec::new(),
         }
     }
 
-    /// The header of the archive at `path` (its manifest line), or `None`
-    /// when it is not a readable archive file.
+    /// The header of the archive at `path` (its manifest line), with its
+    /// recorded exclusions (`excludedTables`, `excludedColumns`), so that a
+    /// database packed under it compares like with like; `None` when it is
+    /// not a readable archive file.
     pub fn of_archive(path: &Path) -> Option<Header> {
         if is_database(path) {
             return None;
@@ -75,7 +93,31 @@ impl Header {
             return None;
         }
         let v: serde_json::Value = serde_json::from_slice(&line.bytes).ok()?;
+        let strings = |v: Option<&serde_json::Value>| -> Vec<String> {
+            v.and_then(serde_json::Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut recorded_secret_columns = Vec::new();
+        if let Some(o) = v
+            .get("excludedColumns")
+            .and_then(serde_json::Value::as_object)
+        {
+            for (t, cols) in o {
+                for c in strings(Some(cols)) {
+                    recorded_secret_columns.push((t.clone(), c));
+                }
+            }
+        }
         Some(Header {
+            exclude_tables: strings(v.get("excludedTables")),
+            include_tables: Vec::new(),
+            secret_columns: Vec::new(),
+            recorded_secret_columns,
             product: v.get("product")?.as_str()?.to_string(),
             required_configuration: v
                 .get("requiredConfiguration")?
@@ -179,6 +221,10 @@ fn pack_options(h: &Header) -> PackOptions {
     PackOptions {
         product: Some(h.product.clone()),
         required_configuration: h.required_configuration.clone(),
+        exclude_tables: h.exclude_tables.clone(),
+        include_tables: h.include_tables.clone(),
+        secret_columns: h.secret_columns.clone(),
+        recorded_secret_columns: h.recorded_secret_columns.clone(),
         ..PackOptions::default()
     }
 }

@@ -30,6 +30,7 @@ mod pipeline;
 mod push;
 pub mod read;
 mod receipt;
+mod refs;
 mod session;
 
 use std::time::Duration;

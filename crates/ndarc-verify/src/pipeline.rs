@@ -220,7 +220,15 @@ fn run<'a>(
     // A reader's tap (see `crate::read`) is given each line as it is fed,
     // with the spans of its rows: lines are then checked with
     // `check_line_spans`, and the spans wait with the line.
-    type Checked<'l> = (Line<'l>, Option<LineSummary>, Option<Box<RowSpans>>);
+    //
+    // A policy's `objectReferences` are checked beside the line check (see
+    // `crate::refs`); the objects a line's rows reference wait with it.
+    type Checked<'l> = (
+        Line<'l>,
+        Option<LineSummary>,
+        Option<Box<RowSpans>>,
+        Vec<u32>,
+    );
     type Done<'l> = (u64, Checked<'l>);
     let (tx, rx) = std::sync::mpsc::channel::<Done<'a>>();
     let mut waiting: BTreeMap<u64, Checked<'a>> = BTreeMap::new();
@@ -237,7 +245,7 @@ fn run<'a>(
     let no_spans = RowSpans::default();
     let mut feed_ready =
         |session: &mut Session, waiting: &mut BTreeMap<u64, Checked<'a>>, in_flight: &mut usize| {
-            while let Some((mut l, s, spans)) = waiting.remove(&fed_seq) {
+            while let Some((mut l, s, spans, hits)) = waiting.remove(&fed_seq) {
                 *in_flight -= l.bytes.len() + 1 + s.as_ref().map_or(0, LineSummary::held_bytes);
                 fed_seq += 1;
                 // Past the error limit, lines already dispatched are dropped
@@ -265,6 +273,7 @@ fn run<'a>(
                         {
                             reader_stopped.set(true);
                         }
+                        session.referenced(&hits);
                         session.feed(s);
                     }
                     None => {
@@ -280,16 +289,21 @@ fn run<'a>(
             fed_seq
         };
     let plan_ref: &Plan = &plan;
+    let refs = session.refs();
+    let refs_ref = refs.as_deref();
     let jobs = jobs(options);
-    // Checks a line, with its spans when a reader wants them.
+    // Checks a line, with its spans when a reader wants them, and its rows
+    // against the policy's objectReferences.
     let check = move |line: &Line<'_>, with_spans: bool| {
-        if with_spans {
+        let (mut s, spans) = if with_spans {
             let mut spans = Box::<RowSpans>::default();
             let s = check_line_spans(plan_ref, at_of(line), &mut spans);
             (s, Some(spans))
         } else {
             (check_line(plan_ref, at_of(line)), None)
-        }
+        };
+        let hits = refs_ref.map_or_else(Vec::new, |r| r.scan(plan_ref, at_of(line), &mut s));
+        (s, spans, hits)
     };
     // The longest part line so far (which sizes the window), and the bytes
     // of lines sent to the pool and not yet back.
@@ -310,13 +324,13 @@ fn run<'a>(
             let window = window_bytes(jobs, longest);
             let with_spans = spans_wanted.get();
             if line.too_long.is_some() {
-                waiting.insert(seq, (line, None, None));
+                waiting.insert(seq, (line, None, None, Vec::new()));
             } else if jobs == 1 || dispatched >= pool_share(jobs, longest) {
                 // This thread's turn (always, with one job: `--jobs 1` uses
                 // one core).
-                let (s, spans) = check(&line, with_spans);
+                let (s, spans, hits) = check(&line, with_spans);
                 in_flight += s.held_bytes();
-                waiting.insert(seq, (line, Some(s), spans));
+                waiting.insert(seq, (line, Some(s), spans, hits));
             } else {
                 let tx = tx.clone();
                 outstanding += 1;
@@ -324,8 +338,8 @@ fn run<'a>(
                 // The job owns the line (borrowed from a slice, or sharing
                 // a read buffer) and sends it back with its summary.
                 scope.spawn(move |_| {
-                    let (s, spans) = check(&line, with_spans);
-                    let _ = tx.send((seq, (line, Some(s), spans)));
+                    let (s, spans, hits) = check(&line, with_spans);
+                    let _ = tx.send((seq, (line, Some(s), spans, hits)));
                 });
             }
             feed_ready(&mut session, &mut waiting, &mut in_flight);

@@ -137,6 +137,10 @@ impl PushVerifier {
         };
         let plan = self.session.plan();
         let mut s = check_line(plan, at);
+        let hits = match self.session.refs() {
+            Some(refs) => refs.scan(plan, at, &mut s),
+            None => Vec::new(),
+        };
         let digest = s.digest;
         let claimed = match &s.body {
             Body::Rows(r) => r.index,
@@ -168,6 +172,9 @@ impl PushVerifier {
             return PushOutcome::Rejected(s.findings);
         }
         let warnings = s.findings.clone();
+        // Which objects the rows reference does not depend on the order
+        // parts arrive in: recorded as the part is accepted.
+        self.session.referenced(&hits);
         self.accepted.insert(index, digest);
         self.bytes += bytes.len() as u64 + 1;
         self.waiting.insert(index, s);
@@ -203,6 +210,9 @@ impl PushVerifier {
                 "",
                 format!("part {i} never arrived"),
             ));
+        }
+        if !missing.is_empty() {
+            self.session.rows_incomplete();
         }
         let waiting = std::mem::take(&mut self.waiting);
         for (_, s) in waiting {

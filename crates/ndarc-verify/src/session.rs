@@ -11,6 +11,7 @@ use ndarc_format::{
     LineRef, LineReport, LineSummary, Manifest, ManifestOptions, ManifestOutcome, Plan,
 };
 
+use crate::refs::{Refs, Seen};
 use crate::{Options, Report};
 
 /// What [`read_manifest`] found.
@@ -24,6 +25,8 @@ pub struct ManifestRead {
     pub dropped: u64,
     /// Warnings past the limit, not kept.
     pub dropped_warnings: u64,
+    /// The policy's `objectReferences`, resolved against the manifest.
+    pub(crate) refs: Option<Refs>,
 }
 
 impl ManifestRead {
@@ -47,6 +50,7 @@ impl ManifestRead {
 pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
     let limit = options.max_errors.max(1);
     let mut lr = LineReport::new(at, limit);
+    let mut refs = None;
     let manifest = if at.bytes.len() > options.max_manifest_line {
         lr.add_at(
             Code::LineTooLong,
@@ -92,6 +96,7 @@ pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
                             if let Ok(value) = ndarc_json::parse(at.bytes) {
                                 policy.check_manifest(&value, &mut lr);
                             }
+                            refs = Refs::new(&m, policy, at, &mut lr);
                         }
                         Some(*m)
                     }
@@ -107,6 +112,7 @@ pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
         findings,
         dropped,
         dropped_warnings,
+        refs,
     }
 }
 
@@ -209,6 +215,9 @@ const JUDGED_PER_THREAD: usize = 2_000;
 pub struct Session {
     plan: Arc<Plan>,
     asm: Assembler,
+    /// The policy's `objectReferences`, shared with the threads that
+    /// check lines, and the objects referenced so far.
+    refs: Option<(Arc<Refs>, Seen)>,
     max_errors: usize,
     started: Instant,
     /// `finish` puts the manifest in the report.
@@ -241,7 +250,7 @@ impl Session {
     /// [`start`](Self::start) with the manifest already read by
     /// [`read_manifest`] (for a driver that refuses a manifest with errors).
     pub fn from_read(
-        read: ManifestRead,
+        mut read: ManifestRead,
         at: LineRef<'_>,
         raw_digest: Option<Digest32>,
         options: &Options,
@@ -249,7 +258,7 @@ impl Session {
     ) -> Result<Session, Refused> {
         let started = Instant::now();
         read.report_to(&mut c);
-        let Some(manifest) = read.manifest else {
+        let Some(manifest) = read.manifest.take() else {
             return Err(Refused {
                 findings: c,
                 started,
@@ -264,9 +273,14 @@ impl Session {
         if let Some(d) = &raw_digest {
             asm = asm.manifest_digest(d);
         }
+        let refs = read.refs.map(|r| {
+            let seen = r.seen();
+            (Arc::new(r), seen)
+        });
         Ok(Session {
             plan,
             asm,
+            refs,
             max_errors: options.max_errors,
             started,
             report_manifest: true,
@@ -299,6 +313,27 @@ impl Session {
     /// Feeds the summary of the next line, in archive order.
     pub fn feed(&mut self, s: LineSummary) {
         self.asm.feed(s);
+    }
+
+    /// The policy's `objectReferences`, when it has any: what checks a
+    /// line's rows against them ([`Refs::scan`], on any thread, beside
+    /// the line check; its findings go into the line's summary).
+    pub(crate) fn refs(&self) -> Option<Arc<Refs>> {
+        self.refs.as_ref().map(|(r, _)| r.clone())
+    }
+
+    /// Gives up the objects no row references: some rows were never read
+    /// (a part never arrived), so an unreferenced object would be a guess.
+    pub(crate) fn rows_incomplete(&mut self) {
+        self.refs = None;
+    }
+
+    /// Records the objects a line's rows reference ([`Refs::scan`]'s
+    /// result), for the objects no row references at the end.
+    pub(crate) fn referenced(&mut self, hits: &[u32]) {
+        if let Some((_, seen)) = &mut self.refs {
+            seen.mark(hits);
+        }
     }
 
     /// Feeds a line that was not parsed (over its limit): it still counts
@@ -342,6 +377,10 @@ impl Session {
         } else {
             self.asm.finish(eof)
         };
+        // Objects no row references: only once every row was read.
+        if let (Some((refs, seen)), false) = (&self.refs, stopped) {
+            refs.finish(&self.plan.manifest, seen, &mut c);
+        }
         for (t, runs, rows) in &outcome.rescan {
             let name = self.plan.manifest.tables[*t].name.clone();
             let plan = &self.plan;

@@ -245,6 +245,48 @@ pub struct PartBytes {
     pub part_bytes: usize,
 }
 
+/// What of a database is archived: `--exclude-table`, `--include-table`
+/// and `--secret-column` (`pack`, and `diff` for a database side).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct DatabaseTables {
+    /// Also exclude tables matching PATTERN (ASCII case-insensitive; a
+    /// trailing % matches any suffix; repeatable).
+    #[arg(long, value_name = "PATTERN")]
+    pub exclude_table: Vec<String>,
+    /// Archive TABLE even if a pattern excludes it (exact name; repeatable).
+    #[arg(long, value_name = "TABLE")]
+    pub include_table: Vec<String>,
+    /// Leave TABLE.COLUMN out of the rows and list it in excludedColumns
+    /// (split at the first '.'; repeatable).
+    #[arg(long, value_name = "TABLE.COLUMN")]
+    pub secret_column: Vec<String>,
+}
+
+impl DatabaseTables {
+    /// Whether any of the flags is given.
+    pub fn any(&self) -> bool {
+        !self.exclude_table.is_empty()
+            || !self.include_table.is_empty()
+            || !self.secret_column.is_empty()
+    }
+
+    /// `--secret-column` as (table, column) pairs.
+    pub fn secret_columns(&self) -> Result<Vec<(String, String)>, Failure> {
+        self.secret_column
+            .iter()
+            .map(|s| match s.split_once('.') {
+                Some((t, c)) if !t.is_empty() && !c.is_empty() => {
+                    Ok((t.to_string(), c.to_string()))
+                }
+                _ => Err(usage(
+                    "--secret-column",
+                    format!("{s:?}: expected TABLE.COLUMN"),
+                )),
+            })
+            .collect()
+    }
+}
+
 /// `--mode OCTAL`: the permissions of the files a command writes from an
 /// archive's content.
 #[derive(Debug, Clone, Copy, Default, clap::Args)]

@@ -92,3 +92,360 @@ fn a_bucket_given_twice_or_a_prefix_without_its_bucket_cannot_run() {
     assert_eq!(r.code, 2, "{}", r.out());
     assert!(r.stderr.contains("no --bucket-dir c=DIR"), "{}", r.out());
 }
+
+/// A database whose `users.avatar` holds keys of bucket `images` and
+/// `docs.path` keys of bucket `files` (issue 24 §1, objectReferences),
+/// with the two buckets' directories.
+struct Referencing {
+    dir: Scratch,
+    db: std::path::PathBuf,
+    images: std::path::PathBuf,
+    files: std::path::PathBuf,
+}
+
+fn referencing(name: &str) -> Referencing {
+    let dir = Scratch::new(name);
+    let db = dir.path("app.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT NOT NULL, avatar TEXT, token TEXT);
+         INSERT INTO users VALUES (1, 'ada', 'avatars/1.png', 't1'), (2, 'bob', NULL, 't2'),
+                                  (3, 'cy', 'avatars/1.png', NULL), (4, 'di', 'avatars/4.png', NULL);
+         CREATE TABLE docs(id INTEGER PRIMARY KEY, path TEXT);
+         INSERT INTO docs VALUES (1, 'a.txt'), (2, 'sub/b.txt'), (3, NULL);
+         CREATE TABLE audit(id INTEGER PRIMARY KEY, file TEXT);",
+    )
+    .unwrap();
+    drop(conn);
+    let images = dir.path("images");
+    let files = dir.path("files");
+    std::fs::create_dir_all(images.join("avatars")).unwrap();
+    std::fs::create_dir_all(files.join("sub")).unwrap();
+    std::fs::write(images.join("avatars/1.png"), b"\x89PNG one").unwrap();
+    std::fs::write(images.join("avatars/4.png"), b"\x89PNG four").unwrap();
+    std::fs::write(files.join("a.txt"), b"alpha").unwrap();
+    std::fs::write(files.join("sub/b.txt"), b"beta").unwrap();
+    Referencing {
+        dir,
+        db,
+        images,
+        files,
+    }
+}
+
+impl Referencing {
+    /// `ndarc pack` of the database with both buckets and `extra` options.
+    fn pack(&self, out: &std::path::Path, extra: &[&str]) -> common::Run {
+        let images = format!("images={}", s(&self.images));
+        let files = format!("files={}", s(&self.files));
+        let mut args = vec![
+            "pack",
+            s(&self.db),
+            "-o",
+            s(out),
+            "--bucket-dir",
+            &images,
+            "--bucket-dir",
+            &files,
+        ];
+        args.extend_from_slice(extra);
+        ndarc(&args)
+    }
+}
+
+const BOTH: [&str; 4] = [
+    "--object-references",
+    "images=users.avatar",
+    "--object-references",
+    "files=docs.path",
+];
+
+const POLICY: &str = r#"{"buckets":{"images":{"objectReferences":{"table":"users","keyColumn":"avatar"}},
+    "files":{"prefix":"","objectReferences":{"table":"docs","keyColumn":"path"}}}}"#;
+
+#[test]
+fn two_buckets_with_object_references_round_trip_through_unpack() {
+    let r = referencing("refs-ok");
+    let archive = r.dir.path("out.ndjson");
+    let run = r.pack(&archive, &BOTH);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        manifest_objects(&archive),
+        [
+            ("files", "a.txt"),
+            ("files", "sub/b.txt"),
+            ("images", "avatars/1.png"),
+            ("images", "avatars/4.png")
+        ]
+        .map(|(b, k)| (b.to_string(), k.to_string()))
+    );
+    // The producer's configuration as a policy: the archive meets it.
+    let policy = r.dir.write("policy.json", POLICY.as_bytes());
+    let v = ndarc(&["verify", "--policy", s(&policy), s(&archive)]);
+    assert_eq!(v.code, 0, "{}{}", v.out(), v.stderr);
+    let out = r.dir.path("restored");
+    let restored = r.dir.path("restored.db");
+    let u = ndarc(&[
+        "unpack",
+        s(&archive),
+        "-o",
+        s(&restored),
+        "--objects-dir",
+        s(&out),
+    ]);
+    assert_eq!(u.code, 0, "{}", u.stderr);
+    assert_eq!(
+        std::fs::read(out.join("objects/images/avatars/4.png")).unwrap(),
+        b"\x89PNG four"
+    );
+    assert_eq!(
+        std::fs::read(out.join("objects/files/sub/b.txt")).unwrap(),
+        b"beta"
+    );
+    let conn = rusqlite::Connection::open(&restored).unwrap();
+    let avatars: Vec<Option<String>> = conn
+        .prepare("SELECT avatar FROM users ORDER BY id")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        avatars,
+        [
+            Some("avatars/1.png".to_string()),
+            None,
+            Some("avatars/1.png".to_string()),
+            Some("avatars/4.png".to_string())
+        ]
+    );
+    // And the restored database packs again under the same references.
+    let again = r.dir.path("again.ndjson");
+    let images = format!("images={}", s(&out.join("objects/images")));
+    let files = format!("files={}", s(&out.join("objects/files")));
+    let p = ndarc(&[
+        "pack",
+        s(&restored),
+        "-o",
+        s(&again),
+        "--bucket-dir",
+        &images,
+        "--bucket-dir",
+        &files,
+        BOTH[0],
+        BOTH[1],
+        BOTH[2],
+        BOTH[3],
+    ]);
+    assert_eq!(p.code, 0, "{}", p.stderr);
+}
+
+/// A pack refusal: exit 1, `DB: CODE: message`, no file written.
+fn refused(run: &common::Run, out: &std::path::Path, code: &str, says: &[&str]) {
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!(": {code}: ")),
+        "{}",
+        run.stderr
+    );
+    for s in says {
+        assert!(run.stderr.contains(s), "{s:?} not in {}", run.stderr);
+    }
+    assert!(!out.exists(), "{} written", out.display());
+}
+
+#[test]
+fn pack_refuses_a_key_without_object_and_an_object_without_reference() {
+    let r = referencing("refs-refused");
+    let out = r.dir.path("out.ndjson");
+    // users 4 references avatars/4.png, which is gone.
+    std::fs::remove_file(r.images.join("avatars/4.png")).unwrap();
+    let run = r.pack(&out, &BOTH);
+    refused(
+        &run,
+        &out,
+        "object_references",
+        &[
+            "\"avatars/4.png\"",
+            "users.avatar",
+            "rowid 4",
+            "bucket images",
+        ],
+    );
+    std::fs::write(r.images.join("avatars/4.png"), b"back").unwrap();
+    // An object no row references.
+    std::fs::write(r.files.join("orphan.txt"), b"nobody").unwrap();
+    let run = r.pack(&out, &BOTH);
+    refused(
+        &run,
+        &out,
+        "object_references",
+        &["\"orphan.txt\"", "referenced by no row of docs.path"],
+    );
+    // A number is no object key (the producer compares values with keys
+    // as they are).
+    std::fs::remove_file(r.files.join("orphan.txt")).unwrap();
+    let run = r.pack(&out, &["--object-references", "images=users.id"]);
+    refused(
+        &run,
+        &out,
+        "object_references",
+        &["users.id at rowid 1 is not text"],
+    );
+}
+
+#[test]
+fn pack_refuses_a_reference_column_missing_or_excluded() {
+    let r = referencing("refs-columns");
+    let out = r.dir.path("out.ndjson");
+    let run = r.pack(&out, &["--object-references", "images=users.photo"]);
+    refused(
+        &run,
+        &out,
+        "reference_column_missing",
+        &["table users has no column photo"],
+    );
+    let run = r.pack(&out, &["--object-references", "images=avatars.key"]);
+    refused(
+        &run,
+        &out,
+        "reference_column_missing",
+        &["no table avatars"],
+    );
+    let run = r.pack(
+        &out,
+        &[
+            "--object-references",
+            "images=users.avatar",
+            "--secret-column",
+            "users.avatar",
+        ],
+    );
+    refused(
+        &run,
+        &out,
+        "reference_column_excluded",
+        &["users.avatar is a secret column"],
+    );
+    let run = r.pack(
+        &out,
+        &[
+            "--object-references",
+            "files=audit.file",
+            "--exclude-table",
+            "audit",
+        ],
+    );
+    refused(
+        &run,
+        &out,
+        "reference_column_excluded",
+        &["table audit is excluded"],
+    );
+    // A bucket that is not packed, or a malformed flag: cannot run.
+    let run = r.pack(&out, &["--object-references", "videos=users.avatar"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("no bucket videos"), "{}", run.stderr);
+    let run = r.pack(&out, &["--object-references", "images=users"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("expected BUCKET=TABLE.COLUMN"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// (code, line, pointer) of each finding of `verify --format json`.
+fn findings(stdout: &str) -> Vec<(String, u64, String)> {
+    let v: serde_json::Value = serde_json::from_str(stdout).expect("JSON output");
+    v["files"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+                f["pointer"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn verify_policy_checks_object_references_in_both_directions() {
+    let r = referencing("refs-verify");
+    // Packed without references: avatars/4.png is missing, orphan.txt is
+    // referenced by no row.
+    std::fs::remove_file(r.images.join("avatars/4.png")).unwrap();
+    std::fs::write(r.files.join("orphan.txt"), b"nobody").unwrap();
+    let archive = r.dir.path("out.ndjson");
+    let run = r.pack(&archive, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let policy = r.dir.write("policy.json", POLICY.as_bytes());
+    let v = ndarc(&[
+        "verify",
+        "--format",
+        "json",
+        "--policy",
+        s(&policy),
+        s(&archive),
+    ]);
+    assert_eq!(v.code, 1, "{}{}", v.out(), v.stderr);
+    // Tables in name order: audit (no rows), docs (line 2), users (line
+    // 3); objects: files
+    // a.txt, orphan.txt, sub/b.txt, then images avatars/1.png.
+    assert_eq!(
+        findings(&v.out()),
+        [
+            ("object_references", 3, "/items/3/row/avatar"),
+            ("object_references", 1, "/objects/1/key"),
+        ]
+        .map(|(c, l, p)| (c.to_string(), l, p.to_string()))
+    );
+    let text = ndarc(&["verify", "--policy", s(&policy), s(&archive)]);
+    assert_eq!(text.code, 1);
+    let all = format!("{}{}", text.out(), text.stderr);
+    assert!(all.contains("\"avatars/4.png\""), "{all}");
+    assert!(all.contains("\"orphan.txt\""), "{all}");
+    // The same archive from standard input, and with one job.
+    let stdin = std::fs::read(&archive).unwrap();
+    let piped = common::ndarc_in(
+        r.dir.path("").as_path(),
+        &[
+            "verify",
+            "--format",
+            "json",
+            "--jobs",
+            "1",
+            "--policy",
+            s(&policy),
+            "-",
+        ],
+        &stdin,
+    );
+    assert_eq!(piped.code, 1, "{}", piped.stderr);
+    assert_eq!(findings(&piped.out()), findings(&v.out()));
+    // A policy naming a column the archive does not have.
+    let bad = r.dir.write(
+        "bad.json",
+        br#"{"buckets":{"files":{},"images":{"objectReferences":{"table":"users","keyColumn":"photo"}}}}"#,
+    );
+    let v = ndarc(&[
+        "verify",
+        "--format",
+        "json",
+        "--policy",
+        s(&bad),
+        s(&archive),
+    ]);
+    assert_eq!(v.code, 1);
+    assert_eq!(
+        findings(&v.out()),
+        [(
+            "reference_column_missing".to_string(),
+            1,
+            "/tables/2/columns".to_string()
+        )]
+    );
+}

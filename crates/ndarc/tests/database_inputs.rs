@@ -123,6 +123,113 @@ fn diff_takes_a_database_on_either_side() {
     assert_eq!(both.status.code(), Some(1), "{}", text(&both.stderr));
 }
 
+/// Issue 24 §6: a database diffed against an archive is packed with the
+/// archive's recorded exclusions (`excludedColumns`, `excludedTables`), so
+/// an archive with a secret column diffs equal to the database it came
+/// from; `--secret-column`, `--exclude-table` and `--include-table` apply
+/// to a database side.
+#[test]
+fn a_database_is_diffed_under_the_archives_exclusions() {
+    let d = dir("exclusions");
+    let db = d.join("app.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT NOT NULL, api_secret TEXT);
+         INSERT INTO users VALUES (1, 'ada', 's1'), (2, 'bob', NULL), (3, 'cy', 's3');
+         CREATE TABLE audit(id INTEGER PRIMARY KEY, what TEXT);
+         INSERT INTO audit VALUES (1, 'login');",
+    )
+    .unwrap();
+    drop(conn);
+    let x = d.join("app.ndjson");
+    let p = ndarc(&[
+        "pack",
+        s(&db),
+        "-o",
+        s(&x),
+        "--secret-column",
+        "users.api_secret",
+        "--exclude-table",
+        "audit",
+    ]);
+    assert_eq!(p.status.code(), Some(0), "{}", text(&p.stderr));
+    // Both ways round: no differences.
+    for (a, b) in [(&x, &db), (&db, &x)] {
+        let r = ndarc(&["diff", s(a), s(b)]);
+        assert_eq!(
+            r.status.code(),
+            Some(0),
+            "diff {} {}: {}{}",
+            s(a),
+            s(b),
+            text(&r.stdout),
+            text(&r.stderr)
+        );
+    }
+    // A change of a secret value is not a difference; of another cell, it is.
+    let changed = d.join("changed.db");
+    std::fs::copy(&db, &changed).unwrap();
+    let conn = rusqlite::Connection::open(&changed).unwrap();
+    conn.execute_batch(
+        "UPDATE users SET api_secret = 'rotated' WHERE id = 1;
+         INSERT INTO audit VALUES (2, 'logout');",
+    )
+    .unwrap();
+    drop(conn);
+    let r = ndarc(&["diff", s(&x), s(&changed)]);
+    assert_eq!(r.status.code(), Some(0), "{}", text(&r.stdout));
+    let conn = rusqlite::Connection::open(&changed).unwrap();
+    conn.execute("UPDATE users SET name = 'Ada' WHERE id = 1", [])
+        .unwrap();
+    drop(conn);
+    let r = ndarc(&["diff", "--format", "json", s(&x), s(&changed)]);
+    assert_eq!(r.status.code(), Some(1), "{}", text(&r.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    let tables = v["tables"].to_string();
+    assert!(tables.contains("\"users\""), "{v:#}");
+    assert!(
+        !tables.contains("api_secret") && !tables.contains("audit"),
+        "{v:#}"
+    );
+    // Two databases: the flags say what to leave out, on both sides.
+    let r = ndarc(&["diff", s(&db), s(&changed)]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(
+        text(&r.stdout).contains("api_secret"),
+        "{}",
+        text(&r.stdout)
+    );
+    let conn = rusqlite::Connection::open(&changed).unwrap();
+    conn.execute("UPDATE users SET name = 'ada' WHERE id = 1", [])
+        .unwrap();
+    drop(conn);
+    let r = ndarc(&[
+        "diff",
+        s(&db),
+        s(&changed),
+        "--secret-column",
+        "users.api_secret",
+        "--exclude-table",
+        "audit",
+    ]);
+    assert_eq!(
+        r.status.code(),
+        Some(0),
+        "{}{}",
+        text(&r.stdout),
+        text(&r.stderr)
+    );
+    // --include-table archives a table the archive side excluded: then it
+    // is on one side only.
+    let r = ndarc(&["diff", s(&x), s(&changed), "--include-table", "audit"]);
+    assert_eq!(r.status.code(), Some(1), "{}", text(&r.stderr));
+    assert!(text(&r.stdout).contains("audit"), "{}", text(&r.stdout));
+    // Between two archives the flags mean nothing: a usage error.
+    let r = ndarc(&["diff", s(&x), s(&x), "--secret-column", "users.name"]);
+    assert_eq!(r.status.code(), Some(2), "{}", text(&r.stderr));
+    assert!(text(&r.stderr).contains("database"), "{}", text(&r.stderr));
+}
+
 #[test]
 fn diff_format_sql_is_a_patch_from_before_to_after() {
     let d = dir("sql");

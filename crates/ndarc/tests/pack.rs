@@ -289,7 +289,7 @@ fn every_refusal_fixture_is_refused_with_its_code() {
         .filter(|l| l.starts_with("| `") && l.contains("` | 1 |"))
         .filter_map(|l| l.split('`').nth(1))
         .collect();
-    assert_eq!(refusals.len(), 15, "{refusals:?}");
+    assert_eq!(refusals.len(), 18, "{refusals:?}");
     for code in refusals {
         assert!(
             fixtures.iter().any(|f| f.expect == code),

@@ -90,7 +90,7 @@ pub const PUSH_ONLY: [Code; 2] = [Code::PartConflict, Code::PartMissing];
 /// Codes that only a policy (SPEC.md §15, `verify --policy`) produces: they
 /// judge an archive against what a platform expects, so no file alone shows
 /// them; the corpus has them as fixtures with `options.policy`.
-pub const POLICY_ONLY: [Code; 8] = [
+pub const POLICY_ONLY: [Code; 11] = [
     Code::PolicyProduct,
     Code::PolicySchema,
     Code::PolicyContentHash,
@@ -99,6 +99,9 @@ pub const POLICY_ONLY: [Code; 8] = [
     Code::PolicyTableMissing,
     Code::PolicyBucket,
     Code::PolicyPayload,
+    Code::ObjectReferences,
+    Code::ReferenceColumnMissing,
+    Code::ReferenceColumnExcluded,
 ];
 
 // ------------------------------------------------------------------ API

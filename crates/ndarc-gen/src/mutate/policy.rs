@@ -1,15 +1,30 @@
 //! Fixtures of SPEC.md §15: the base archive, valid, checked against a
-//! policy (`options.policy` of the sidecar). No file alone shows these
-//! codes, so there is no mutation of them ([`POLICY_ONLY`](super::POLICY_ONLY)).
+//! policy (`options.policy` of the sidecar); for `objectReferences`, with
+//! the rows or exclusions edited to meet or miss it. No file alone shows
+//! these codes, so there is no mutation of them
+//! ([`POLICY_ONLY`](super::POLICY_ONLY)).
 
 use super::edit::R;
-use super::fixture::{build, case, Fixture, Recs, CLOSING};
+use super::fixture::{build, case, Fixture, Recs, CLOSING, M, NOTES, USERS};
 
-/// The fixtures of `testdata/invalid` for these rules: the base archive as
-/// it is, with a policy it does not meet.
+/// The fixtures of `testdata/invalid` for these rules: the base archive
+/// (as it is, or with its rows or exclusions edited), with a policy it
+/// does not meet.
 pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
     let c = |name, line, ptr, policy: &str| case(r, name, line, ptr).option("policy", policy);
     let zeros = "0".repeat(64);
+    // A bucket's objectReferences: its objects are exactly the distinct
+    // non-null values of a column.
+    let refs = |table: &str, column: &str| {
+        format!(
+            r#"{{"buckets":{{"files":{{"objectReferences":{{"table":"{table}","keyColumn":"{column}"}}}}}}}}"#
+        )
+    };
+    let bodies = |case: super::fixture::Case, values: [&str; 3]| {
+        values.iter().enumerate().fold(case, |c, (i, v)| {
+            c.set(NOTES, &format!("/items/{i}/row/body"), v)
+        })
+    };
     build(vec![
         c("policy_product", 1, "/product", r#"{"product":"shop"}"#)
             .note("the archive is an export of corpus; the policy expects shop"),
@@ -83,5 +98,51 @@ pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
             r#"{"extraPayloads":{"kv":{}}}"#,
         )
         .note("payload kv cache is not one of the policy's extra payloads (kv)"),
+        bodies(
+            c("object_references", 2, "/items/1/row/body", &refs("notes", "body")),
+            [r#""greeting.txt""#, r#""missing.png""#, r#""logo.bin""#],
+        )
+        .note("notes.body holds the keys of bucket files; the row at rowid 5 references missing.png, which is not an object of the bucket"),
+        bodies(
+            c(
+                "object_references-unreferenced",
+                1,
+                "/objects/1/key",
+                &refs("notes", "body"),
+            ),
+            [r#""greeting.txt""#, "null", r#""greeting.txt""#],
+        )
+        .note("every row of notes references greeting.txt (or nothing); logo.bin of bucket files is referenced by no row"),
+        c(
+            "reference_column_missing",
+            1,
+            "/tables/0/columns",
+            &refs("notes", "title"),
+        )
+        .note("the policy's objectReferences names notes.title; notes has no column title"),
+        c(
+            "reference_column_missing-table",
+            1,
+            "/tables",
+            &refs("attachments", "key"),
+        )
+        .note("the policy's objectReferences names table attachments, which the archive does not hold"),
+        c(
+            "reference_column_excluded",
+            1,
+            "/excludedTables/0",
+            &refs("sessions", "file"),
+        )
+        .note("the policy's objectReferences names table sessions, which the archive excludes"),
+        c(
+            "reference_column_excluded-secret",
+            1,
+            "/excludedColumns/users/0",
+            &refs("users", "avatar"),
+        )
+        .set(M, "/excludedColumns", r#"{"users":["avatar"]}"#)
+        .del(USERS, "/items/0/row/avatar")
+        .del(USERS, "/items/1/row/avatar")
+        .note("the policy's objectReferences names users.avatar, an excluded (secret) column the rows do not carry"),
     ])
 }

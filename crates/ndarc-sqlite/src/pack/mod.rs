@@ -36,6 +36,7 @@ mod catalogue;
 mod devdata;
 mod manifest;
 mod objects;
+mod refs;
 mod refuse;
 mod rows;
 mod table;
@@ -47,6 +48,7 @@ use objects::{binaries, cap, unreadable, write_binary};
 use refuse::out_err;
 use rows::{admit, duplicate_key, encode_row};
 
+pub use refs::ObjectReferences;
 pub(crate) use refuse::sql_error;
 pub use refuse::{PackError, Refusal};
 
@@ -76,6 +78,12 @@ pub struct PackOptions {
     /// Secret columns `(table, column)`: left out of rows and listed in
     /// `excludedColumns`.
     pub secret_columns: Vec<(String, String)>,
+    /// Secret columns another archive records (its `excludedColumns`), for
+    /// a database compared with it: left out like `secret_columns` where
+    /// the database has the column and it can be left out (an archived
+    /// table's nullable column, not in the key, not generated), and
+    /// ignored elsewhere, where the comparison then shows the difference.
+    pub recorded_secret_columns: Vec<(String, String)>,
     /// Every regular file under this directory becomes an object of
     /// [`PackOptions::bucket`], its key the relative path with `/`.
     pub objects_dir: Option<PathBuf>,
@@ -92,6 +100,11 @@ pub struct PackOptions {
     pub skip_files: Vec<(u64, u64)>,
     /// Payloads `(name, file)`.
     pub payloads: Vec<(String, PathBuf)>,
+    /// Buckets whose objects must be exactly the distinct non-null values
+    /// of a column (the producer's `objectReferences`): refused with
+    /// `object_references`, `reference_column_missing` or
+    /// `reference_column_excluded` otherwise.
+    pub object_references: Vec<ObjectReferences>,
     /// The producer's `partBytes`, 1024 ..= 16 MiB (default 16 MiB).
     pub part_bytes: usize,
     /// How long to wait for a writer's lock before giving up
@@ -111,11 +124,13 @@ impl Default for PackOptions {
             include_tables: Vec::new(),
             derived_tables: Vec::new(),
             secret_columns: Vec::new(),
+            recorded_secret_columns: Vec::new(),
             objects_dir: None,
             bucket: None,
             buckets: Vec::new(),
             skip_files: Vec::new(),
             payloads: Vec::new(),
+            object_references: Vec::new(),
             part_bytes: MAX_PART_LINE,
             busy_timeout: Duration::from_secs(1),
         }
@@ -199,9 +214,39 @@ pub fn pack(db: &Path, opts: &PackOptions, out: &mut dyn Write) -> Result<PackSu
     conn.execute_batch("BEGIN").map_err(sql_error)?;
     conn.query_row("SELECT count(*) FROM main.sqlite_schema", [], |_| Ok(()))
         .map_err(sql_error)?;
+    let adopted;
+    let opts = if opts.recorded_secret_columns.is_empty() {
+        opts
+    } else {
+        adopted = adopt_recorded(&conn, opts)?;
+        &adopted
+    };
     let result = pack_in(&conn, &product, &exported_at, opts, out);
     let _ = conn.execute_batch("COMMIT");
     result
+}
+
+/// `opts` with the recorded secret columns the database can leave out
+/// added to its secret columns (see [`PackOptions::recorded_secret_columns`]),
+/// judged on the same snapshot.
+fn adopt_recorded(conn: &Connection, opts: &PackOptions) -> Result<PackOptions, PackError> {
+    let cat = catalogue(conn, opts)?;
+    let mut adopted = PackOptions {
+        recorded_secret_columns: Vec::new(),
+        ..opts.clone()
+    };
+    for (t, c) in &opts.recorded_secret_columns {
+        let fits = cat.tables.iter().any(|table| {
+            table.name == *t
+                && table.columns.iter().any(|col| {
+                    col.name == *c && !col.notnull && col.pk == 0 && col.generated.is_none()
+                })
+        });
+        if fits && !adopted.secret_columns.contains(&(t.clone(), c.clone())) {
+            adopted.secret_columns.push((t.clone(), c.clone()));
+        }
+    }
+    Ok(adopted)
 }
 
 fn pack_in(
@@ -212,14 +257,19 @@ fn pack_in(
     out: &mut dyn Write,
 ) -> Result<PackSummary, PackError> {
     let mut cat = catalogue(conn, opts)?;
+    let mut references = refs::resolve(&cat, opts)?;
     let (objects, payloads) = binaries(opts)?;
+    for r in &mut references {
+        r.keys(&objects);
+    }
     let part_bytes = opts.part_bytes;
 
     // Pass 1: every refusal, the counts and the number of parts.
     let tables = &cat.tables;
     let (counts, mut part_count) = pipeline(conn, tables, &mut std::io::sink(), |rx, _, spare| {
-        measure_rows(tables, part_bytes, rx, spare)
+        measure_rows(tables, part_bytes, rx, spare, &mut references)
     })?;
+    refs::finish(&references, tables)?;
     for (t, n) in cat.tables.iter_mut().zip(counts) {
         t.count = n;
     }
@@ -376,12 +426,14 @@ where
 }
 
 /// Pass 1 on the second thread of [`pipeline`]: every row-level refusal,
-/// each table's row count, and the number of row parts.
+/// each table's row count, and the number of row parts; the rows of
+/// referenced tables checked against their buckets (`refs`).
 fn measure_rows(
     tables: &[catalogue::Table],
     part_bytes: usize,
     rx: &Receiver<ToEncoder>,
     spare: &Sender<Batch>,
+    references: &mut [refs::Rule],
 ) -> Result<(Vec<u64>, u64), PackError> {
     let mut item = Vec::with_capacity(4096);
     let mut counts = vec![0u64; tables.len()];
@@ -406,6 +458,7 @@ fn measure_rows(
                         part_bytes,
                     )?;
                     duplicate_key(t, &row, index, &mut last_key)?;
+                    refs::check_row(references, tables, ti, &row, index)?;
                     index += 1;
                 }
                 let _ = spare.send(batch);

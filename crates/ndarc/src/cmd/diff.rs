@@ -10,7 +10,7 @@ use ndarc_sqlite::patch::PatchError;
 
 use crate::dbinput::{self, Header, PackStream, Refused};
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::{verify_options, AcceptFormat, Limits, MaxErrors, Quiet};
+use crate::flags::{verify_options, AcceptFormat, DatabaseTables, Limits, MaxErrors, Quiet};
 use crate::io::{is_stdio, refuse_input, FileMode, OutputArgs};
 use crate::term::{self, diagnostic, Location};
 use crate::Context;
@@ -168,6 +168,13 @@ pub struct Args {
     #[arg(long)]
     pub allow_product_mismatch: bool,
 
+    /// `--exclude-table`, `--include-table`, `--secret-column`, as `pack`
+    /// takes them, for a database side: added to the exclusions the
+    /// archive on the other side records (which a database side always
+    /// takes).
+    #[command(flatten)]
+    pub tables: DatabaseTables,
+
     /// `--max-errors`: findings shown for an invalid input.
     #[command(flatten)]
     pub max_errors: MaxErrors,
@@ -219,18 +226,23 @@ fn name(path: &Path) -> String {
 
 /// The input at `path`; a database is packed on the fly (its packer kept
 /// in `packing`), under the header of the archive at `other` when that is
-/// one, else under `fallback` (the same for both sides, so that two
-/// databases compare by content).
+/// one (its product, configuration and recorded exclusions), else under
+/// `fallback` (the same for both sides, so that two databases compare by
+/// content), with the user's `tables` flags on top.
 fn open<'a>(
     path: &'a Path,
     other: &Path,
     fallback: &Header,
+    tables: &(Vec<String>, Vec<String>, Vec<(String, String)>),
     packing: &mut Vec<(String, PackStream)>,
 ) -> Source<'a> {
     if !dbinput::is_database(path) {
         return source(path);
     }
-    let header = dbinput::header_of_archive(other).unwrap_or_else(|| fallback.clone());
+    let mut header = dbinput::header_of_archive(other).unwrap_or_else(|| fallback.clone());
+    header.exclude_tables.extend(tables.0.iter().cloned());
+    header.include_tables.extend(tables.1.iter().cloned());
+    header.secret_columns.extend(tables.2.iter().cloned());
     let mut p = PackStream::spawn(path, &header);
     let reader = p.reader();
     packing.push((name(path), p));
@@ -250,6 +262,19 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     if let Some(dest) = &args.output.output {
         refuse_input(dest, &[&args.before, &args.after])?;
     }
+    if args.tables.any()
+        && !dbinput::is_database(&args.before)
+        && !dbinput::is_database(&args.after)
+    {
+        return Err(Failure::new(
+            "--exclude-table, --include-table and --secret-column say how a database side is packed; neither input is a database (to leave tables or columns out of two archives' diff, use --ignore-table and --ignore-column)",
+        ));
+    }
+    let tables = (
+        args.tables.exclude_table.clone(),
+        args.tables.include_table.clone(),
+        args.tables.secret_columns()?,
+    );
     let patch_wanted = args.format == Format::Sql && !args.stat;
     if !args.key.is_empty() && patch_wanted {
         return Err(Failure::new(
@@ -294,8 +319,8 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     // the archive on the other side when there is one.
     let mut packing = Vec::new();
     let fallback = Header::for_database(&args.before);
-    let sa = open(&args.before, &args.after, &fallback, &mut packing);
-    let sb = open(&args.after, &args.before, &fallback, &mut packing);
+    let sa = open(&args.before, &args.after, &fallback, &tables, &mut packing);
+    let sb = open(&args.after, &args.before, &fallback, &tables, &mut packing);
     // The patch takes AFTER's rows while the diff reads it (once), and is
     // written only once the diff is over, AFTER verified.
     let mut patch = match patch_wanted && !args.quiet.quiet {

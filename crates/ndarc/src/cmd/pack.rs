@@ -7,7 +7,7 @@ use ndarc_json::{Object, Value};
 use ndarc_sqlite::pack::{pack, PackError, PackOptions, PackSummary};
 
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::PartBytes;
+use crate::flags::{DatabaseTables, PartBytes};
 use crate::io::{input_refused, is_stdio, is_under, refuse_input, Output, OutputArgs};
 use crate::term;
 use crate::Context;
@@ -59,21 +59,13 @@ pub struct Args {
     /// A name for `requiredConfiguration` (repeatable).
     #[arg(long, value_name = "NAME")]
     pub required_configuration: Vec<String>,
-    /// Also exclude tables matching PATTERN (ASCII case-insensitive; a
-    /// trailing % matches any suffix; repeatable).
-    #[arg(long, value_name = "PATTERN")]
-    pub exclude_table: Vec<String>,
-    /// Archive TABLE even if a pattern excludes it (exact name; repeatable).
-    #[arg(long, value_name = "TABLE")]
-    pub include_table: Vec<String>,
+    /// `--exclude-table`, `--include-table` and `--secret-column`.
+    #[command(flatten)]
+    pub tables: DatabaseTables,
     /// Exclude TABLE and its virtual-table shadow tables TABLE_… (the
     /// producer's derivedTables; repeatable).
     #[arg(long, value_name = "TABLE")]
     pub derived_table: Vec<String>,
-    /// Leave TABLE.COLUMN out of the rows and list it in excludedColumns
-    /// (split at the first '.'; repeatable).
-    #[arg(long, value_name = "TABLE.COLUMN")]
-    pub secret_column: Vec<String>,
     /// Every regular file under DIR becomes an object of --bucket, its key
     /// the path relative to DIR with '/'. A symbolic link there is refused,
     /// never followed; the archive being written (-o inside DIR) is not an
@@ -91,6 +83,13 @@ pub struct Args {
     /// objects (the producer's bucket prefix; repeatable).
     #[arg(long, value_name = "NAME=PREFIX")]
     pub bucket_prefix: Vec<String>,
+    /// BUCKET=TABLE.COLUMN: the objects of BUCKET are exactly the distinct
+    /// non-null values of TABLE.COLUMN (the producer's objectReferences);
+    /// a row referencing a key with no object, or an object no row
+    /// references, is refused (object_references). Repeatable, once per
+    /// bucket; the column is split at the first '.'.
+    #[arg(long, value_name = "BUCKET=TABLE.COLUMN")]
+    pub object_references: Vec<String>,
     /// A payload NAME=FILE (repeatable).
     #[arg(long, value_name = "NAME=FILE")]
     pub payload: Vec<String>,
@@ -109,18 +108,7 @@ pub struct Args {
 impl Args {
     /// The library options these arguments give.
     pub fn options(&self) -> Result<PackOptions, Failure> {
-        let secret_columns = self
-            .secret_column
-            .iter()
-            .map(|s| match s.split_once('.') {
-                Some((t, c)) if !t.is_empty() && !c.is_empty() => {
-                    Ok((t.to_string(), c.to_string()))
-                }
-                _ => Err(Failure::new(format!(
-                    "--secret-column {s:?}: expected TABLE.COLUMN"
-                ))),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let secret_columns = self.tables.secret_columns()?;
         let payloads = self
             .payload
             .iter()
@@ -168,20 +156,42 @@ impl Args {
                 }
             }
         }
+        let object_references = self
+            .object_references
+            .iter()
+            .map(|s| {
+                let parsed = s.split_once('=').and_then(|(b, tc)| {
+                    let (t, c) = tc.split_once('.')?;
+                    (!b.is_empty() && !t.is_empty() && !c.is_empty()).then(|| {
+                        ndarc_sqlite::ObjectReferences {
+                            bucket: b.to_string(),
+                            table: t.to_string(),
+                            column: c.to_string(),
+                        }
+                    })
+                });
+                parsed.ok_or_else(|| {
+                    Failure::new(format!(
+                        "--object-references {s:?}: expected BUCKET=TABLE.COLUMN"
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(PackOptions {
             product: self.product.clone(),
             exported_at: self.exported_at.clone(),
             epoch: self.epoch,
             source_identity: self.source_identity.clone(),
             required_configuration: self.required_configuration.clone(),
-            exclude_tables: self.exclude_table.clone(),
-            include_tables: self.include_table.clone(),
+            exclude_tables: self.tables.exclude_table.clone(),
+            include_tables: self.tables.include_table.clone(),
             derived_tables: self.derived_table.clone(),
             secret_columns,
             objects_dir: self.objects_dir.clone(),
             bucket: self.bucket.clone(),
             buckets,
             payloads,
+            object_references,
             part_bytes: self.part_bytes.part_bytes,
             ..PackOptions::default()
         })
