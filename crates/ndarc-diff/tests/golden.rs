@@ -618,6 +618,7 @@ fn golden_outputs() {
                 colour: false,
                 max_rows: Some(1),
                 full_rows: false,
+                max_bytes: None,
             },
             &mut out,
         )

@@ -22,7 +22,7 @@ use ndarc_json::Value;
 use crate::Diff;
 
 pub use human::human;
-pub use markdown::{markdown, markdown_stat};
+pub use markdown::{markdown, markdown_stat, MIN_MARKDOWN_BYTES};
 use stat::stat_json_value;
 pub use stat::{stat, stat_sql, stat_value};
 
@@ -38,6 +38,11 @@ pub struct RenderOptions {
     /// Write the contents of every added and removed row the diff kept
     /// (`--full-rows`), not only their keys.
     pub full_rows: bool,
+    /// `--format markdown` at most this many bytes (at least
+    /// [`MIN_MARKDOWN_BYTES`]): the heading and counts in full, then row
+    /// and section detail until the next piece would not fit, and a line
+    /// saying what was cut; `None` (the default) writes everything.
+    pub max_bytes: Option<usize>,
 }
 
 impl RenderOptions {

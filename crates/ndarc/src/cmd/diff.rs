@@ -149,6 +149,16 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub max_rows: Option<usize>,
 
+    /// Markdown output at most BYTES long (K, M suffixes; at least 2K; 0:
+    /// no cap). The default, 1000K, keeps it under GitHub's 1 MiB limit of
+    /// a job summary. The heading and the counts are always complete; row
+    /// and section detail stops before the piece that would not fit, and
+    /// a last line says what was cut and how to see it (--format json, or
+    /// --max-markdown-bytes 0).
+    #[arg(long, value_name = "BYTES", default_value = "1000K",
+          value_parser = crate::flags::parse_markdown_bytes)]
+    pub max_markdown_bytes: usize,
+
     /// Write the contents of every added and removed row in human and
     /// markdown output, not only their keys (JSON always has them, as
     /// `addedRows` and `removedRows`). The contents are held in memory.
@@ -355,6 +365,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         colour: to_stdout && ctx.colour.stdout && !args.stat && args.format == Format::Human,
         max_rows: args.max_rows,
         full_rows: args.full_rows,
+        max_bytes: (args.max_markdown_bytes > 0).then_some(args.max_markdown_bytes),
     };
     let mut out = args.output.open(FileMode::Umask)?;
     let mut buf = Vec::new();
