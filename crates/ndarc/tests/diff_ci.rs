@@ -145,3 +145,160 @@ fn a_small_diff_cut_names_the_sections_left_out() {
     assert_eq!(out.matches("<details><summary><code>").count(), 5);
     assert_eq!(out.matches("</details>").count(), 6);
 }
+
+/// `--also FORMAT=FILE`: one run writes every format, each equal to what a
+/// run of that format alone prints.
+#[test]
+fn one_run_writes_several_outputs() {
+    let dir = testdata("diff/changes");
+    let tmp = Scratch::new("diff-ci-also");
+    let (md, json, sql) = (tmp.path("s.md"), tmp.path("d.json"), tmp.path("p.sql"));
+    let also = |f: &str, p: &std::path::Path| format!("{f}={}", s(p));
+    let (a_md, a_json, a_sql) = (
+        also("markdown", &md),
+        also("json", &json),
+        also("sql", &sql),
+    );
+    let args = [
+        "diff",
+        "before.ndjson",
+        "after.ndjson",
+        "--format",
+        "human",
+        "--also",
+        &a_md,
+        "--also",
+        &a_json,
+        "--also",
+        &a_sql,
+    ];
+    let r = ndarc_in(&dir, &args, b"");
+    assert_eq!((r.code, r.stderr.as_str()), (1, ""));
+    let golden = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let read = |p: &std::path::Path| std::fs::read_to_string(p).unwrap();
+    assert_eq!(r.out(), golden("human.txt"));
+    assert_eq!(read(&md), golden("markdown.md"));
+    assert_eq!(read(&json), golden("diff.json"));
+    assert_eq!(read(&sql), golden("patch.sql"));
+    // Existing files are refused (exit 2, nothing written), replaced with
+    // --force.
+    std::fs::write(&md, "old").unwrap();
+    let r = ndarc_in(
+        &dir,
+        &["diff", "before.ndjson", "after.ndjson", "--also", &a_md],
+        b"",
+    );
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("already exists; use --force"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(read(&md), "old");
+    // --quiet still writes the files asked for.
+    let r = ndarc_in(
+        &dir,
+        &[
+            "diff",
+            "-q",
+            "--force",
+            "before.ndjson",
+            "after.ndjson",
+            "--also",
+            &a_md,
+        ],
+        b"",
+    );
+    assert_eq!((r.code, r.out().as_str()), (1, ""));
+    assert_eq!(read(&md), golden("markdown.md"));
+    // --stat applies to every output.
+    let r = ndarc_in(
+        &dir,
+        &[
+            "diff",
+            "--stat",
+            "--force",
+            "before.ndjson",
+            "after.ndjson",
+            "--also",
+            &a_json,
+        ],
+        b"",
+    );
+    assert_eq!((r.code, r.out()), (1, golden("stat.txt")));
+    assert_eq!(read(&json), golden("stat.json"));
+    // Standard input can be read only once: one run is one read.
+    let before = std::fs::read(dir.join("before.ndjson")).unwrap();
+    let r = ndarc_in(
+        &dir,
+        &[
+            "diff",
+            "-",
+            "after.ndjson",
+            "--format",
+            "markdown",
+            "--force",
+            "--also",
+            &a_json,
+        ],
+        &before,
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let alone = ndarc_in(
+        &dir,
+        &["diff", "-", "after.ndjson", "--format", "json"],
+        &before,
+    );
+    assert_eq!(read(&json), alone.out());
+    assert!(read(&json).contains("\"<stdin>\""));
+    assert_eq!(
+        r.out(),
+        ndarc_in(
+            &dir,
+            &["diff", "-", "after.ndjson", "--format", "markdown"],
+            &before
+        )
+        .out()
+    );
+}
+
+#[test]
+fn also_refuses_what_it_cannot_write() {
+    let dir = testdata("diff/changes");
+    let tmp = Scratch::new("diff-ci-also-refused");
+    let f = s(&tmp.path("x")).to_string();
+    let refused = |extra: &[&str], message: &str| {
+        let mut args = vec!["diff", "before.ndjson", "after.ndjson"];
+        args.extend_from_slice(extra);
+        let r = ndarc_in(&dir, &args, b"");
+        assert_eq!(r.code, 2, "{extra:?}");
+        assert!(r.stderr.contains(message), "{extra:?}: {}", r.stderr);
+    };
+    refused(&["--also", "yaml=x"], "expected FORMAT=FILE");
+    refused(&["--also", "json"], "expected FORMAT=FILE");
+    refused(&["--also", "json=-"], "--also writes a file");
+    refused(
+        &["--also", "json=before.ndjson"],
+        "is an input of this command",
+    );
+    refused(
+        &[
+            "--also",
+            &format!("json={f}"),
+            "--also",
+            &format!("markdown={f}"),
+        ],
+        "is written twice",
+    );
+    refused(
+        &["--format", "sql", "--also", &format!("sql={f}")],
+        "the sql patch can be written once",
+    );
+    refused(
+        &["--key", "notes=body", "--also", &format!("sql={f}")],
+        "--key cannot be used with --format sql (or --also sql=FILE)",
+    );
+    // --force needs a file to replace.
+    refused(&["--force"], "--also <FORMAT=FILE>");
+    assert!(tmp.entries().is_empty());
+}
