@@ -302,3 +302,210 @@ fn also_refuses_what_it_cannot_write() {
     refused(&["--force"], "--also <FORMAT=FILE>");
     assert!(tmp.entries().is_empty());
 }
+
+fn bless() -> bool {
+    std::env::var_os("NDARC_BLESS").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// `got` equals `testdata/diff/gate/FILE` (written when blessing).
+fn check_gate_golden(file: &str, got: &str, failures: &mut Vec<String>) {
+    let path = testdata("diff/gate").join(file);
+    if bless() {
+        std::fs::write(&path, got).expect("bless");
+        return;
+    }
+    match std::fs::read_to_string(&path) {
+        Ok(want) if want == got => {}
+        Ok(want) => failures.push(format!(
+            "{file} differs; NDARC_BLESS=1 rewrites it.\n--- expected\n{want}\n--- got\n{got}"
+        )),
+        Err(e) => failures.push(format!("{file}: {e}; NDARC_BLESS=1 writes it")),
+    }
+}
+
+/// A gate that passes (exit 0 though the archives differ) and one that
+/// fails (exit 1), in every format, against the goldens in
+/// `testdata/diff/gate/` (the `changes` pair).
+#[test]
+fn gates_decide_the_exit_status_in_every_format() {
+    let dir = testdata("diff/changes");
+    let mut failures = Vec::new();
+    for (gate, code) in [("pass", 0), ("fail", 1)] {
+        let rules = format!("../gate/{gate}.gate.json");
+        for (format, ext) in [("human", "txt"), ("json", "diff.json"), ("markdown", "md")] {
+            let r = ndarc_in(
+                &dir,
+                &[
+                    "diff",
+                    "before.ndjson",
+                    "after.ndjson",
+                    "--gate",
+                    &rules,
+                    "--format",
+                    format,
+                ],
+                b"",
+            );
+            assert_eq!((r.code, r.stderr.as_str()), (code, ""), "{gate} {format}");
+            check_gate_golden(&format!("{gate}.{ext}"), &r.out(), &mut failures);
+        }
+        // --stat and --quiet: the same status.
+        let r = ndarc_in(
+            &dir,
+            &[
+                "diff",
+                "-q",
+                "before.ndjson",
+                "after.ndjson",
+                "--gate",
+                &rules,
+            ],
+            b"",
+        );
+        assert_eq!((r.code, r.out().as_str()), (code, ""), "{gate} -q");
+        let r = ndarc_in(
+            &dir,
+            &[
+                "diff",
+                "--stat",
+                "before.ndjson",
+                "after.ndjson",
+                "--gate",
+                &rules,
+            ],
+            b"",
+        );
+        assert_eq!(r.code, code);
+        let out = r.out();
+        assert!(
+            out.lines().any(|l| l.starts_with(&format!(
+                "gate: {}",
+                if code == 0 { "passed" } else { "failed" }
+            ))),
+            "{gate} --stat"
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    // The failing gate names each broken rule, in each format.
+    let fail = std::fs::read_to_string(testdata("diff/gate/fail.txt")).unwrap();
+    assert!(
+        fail.contains("gate: failed: 6 of 8 rules broken\n"),
+        "{fail}"
+    );
+    for line in [
+        "  /maxRemovedPercent: gate_removed_rows: 2 of 8 rows removed (25%), more than 5%",
+        "  /tables/*/maxRemovedPercent: gate_removed_rows: table notes: 1 of 3 rows removed (33.33%), more than 10%",
+        "  /noDroppedTables: gate_dropped_table: table old_stuff dropped (1 row)",
+        "  /newColumnsOnlyIn: gate_new_column: column users.email added; new columns are allowed only in notes",
+        "  /maxObjectBytesChanged: gate_object_bytes: 22 bytes of objects added, removed or changed (1 added, 1 removed, 1 changed), more than 10",
+        "  /requiredConfigurationUnchanged: gate_configuration: requiredConfiguration changed: +SMS_KEY",
+    ] {
+        assert!(fail.contains(&format!("{line}\n")), "{line}");
+    }
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(testdata("diff/gate/fail.diff.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(json["gate"]["passed"], false);
+    assert_eq!(json["gate"]["rules"].as_array().unwrap().len(), 8);
+    assert_eq!(json["gate"]["broken"][2]["code"], "gate_dropped_table");
+    assert_eq!(json["gate"]["broken"][2]["rule"], "/noDroppedTables");
+    let md = std::fs::read_to_string(testdata("diff/gate/fail.md")).unwrap();
+    assert!(md.contains(
+        "#### Gate: failed\n\n6 of 8 rules broken:\n\n- <code>/maxRemovedPercent</code>"
+    ));
+    let pass = std::fs::read_to_string(testdata("diff/gate/pass.md")).unwrap();
+    assert!(pass.contains("#### Gate: passed\n\nAll 5 rules hold: "));
+    // The exact name old_stuff replaces "*" for its table: its drop (100 %
+    // of its rows) passes `pass`, and only notes breaks `fail`'s 10 %.
+    assert!(!fail.contains("gate_removed_rows: table old_stuff"));
+}
+
+/// Dropped and renamed columns, and a table name given exactly.
+#[test]
+fn dropped_columns_break_no_dropped_columns() {
+    let dir = testdata("diff/columns");
+    let tmp = Scratch::new("diff-ci-gate-columns");
+    let rules = tmp.write("g.json", br#"{"noDroppedColumns": true}"#);
+    let r = ndarc_in(
+        &dir,
+        &["diff", "before.ndjson", "after.ndjson", "--gate", s(&rules)],
+        b"",
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let out = r.out();
+    assert!(out.contains("gate: failed: 1 of 1 rule broken\n"), "{out}");
+    assert!(
+        out.contains("  /noDroppedColumns: gate_dropped_column: column people.fullname renamed to name (its old name is gone)\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  /noDroppedColumns: gate_dropped_column: column tags.weight dropped\n"),
+        "{out}"
+    );
+    // The same archive twice passes any gate.
+    let r = ndarc_in(
+        &dir,
+        &[
+            "diff",
+            "before.ndjson",
+            "before.ndjson",
+            "--gate",
+            s(&rules),
+        ],
+        b"",
+    );
+    assert_eq!(r.code, 0);
+    assert!(r.out().ends_with("gate: passed (1 rule)\n"), "{}", r.out());
+}
+
+/// A gate file that is not valid exits 2 before reading the archives, with
+/// a message naming the member.
+#[test]
+fn invalid_gate_files_exit_2_naming_the_member() {
+    let dir = testdata("diff/changes");
+    let tmp = Scratch::new("diff-ci-gate-invalid");
+    for (text, message) in [
+        (
+            r#"{"tables": {"*": {"maxRemovedPercnt": 5}}}"#,
+            "/tables/*/maxRemovedPercnt: unknown member \"maxRemovedPercnt\"; a tables entry has maxRemovedPercent",
+        ),
+        (
+            r#"{"noDroppedTable": true}"#,
+            "/noDroppedTable: unknown member \"noDroppedTable\"",
+        ),
+        (r#"{"maxRemovedPercent": "5"}"#, "/maxRemovedPercent: expected a number (a percentage), got string"),
+        ("[1]", "a gate file is a JSON object, not array"),
+        ("{,}", "not JSON: "),
+    ] {
+        let rules = tmp.write("g.json", text.as_bytes());
+        let r = ndarc_in(
+            &dir,
+            &["diff", "before.ndjson", "missing.ndjson", "--gate", s(&rules)],
+            b"",
+        );
+        assert_eq!((r.code, r.out().as_str()), (2, ""), "{text}");
+        assert!(
+            r.stderr.contains(&format!("--gate {}: {message}", s(&rules))),
+            "{text}: {}",
+            r.stderr
+        );
+    }
+    let r = ndarc_in(
+        &dir,
+        &[
+            "diff",
+            "before.ndjson",
+            "after.ndjson",
+            "--gate",
+            "nosuch.json",
+        ],
+        b"",
+    );
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("--gate: cannot read nosuch.json"),
+        "{}",
+        r.stderr
+    );
+}

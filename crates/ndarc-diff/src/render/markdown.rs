@@ -353,6 +353,9 @@ fn rows_body(
 /// with bytes, configuration).
 pub fn markdown_stat(d: &Diff, _opts: &RenderOptions, w: &mut dyn Write) -> io::Result<()> {
     w.write_all(heading(d).as_bytes())?;
+    if let Some(g) = &d.gate {
+        w.write_all(gate_section(g).as_bytes())?;
+    }
     let lines = stat_lines(d);
     if !lines.is_empty() {
         writeln!(w, "| | Changes |\n|---|---|")?;
@@ -362,6 +365,47 @@ pub fn markdown_stat(d: &Diff, _opts: &RenderOptions, w: &mut dyn Write) -> io::
         writeln!(w)?;
     }
     Ok(())
+}
+
+/// The gate's outcome: `#### Gate: passed` with the rules checked, or
+/// `#### Gate: failed` with a line per broken rule.
+fn gate_section(g: &crate::gate::GateResult) -> String {
+    let rules = g.rules.len();
+    if rules == 0 {
+        return "#### Gate: passed\n\nThe gate has no rules.\n\n".into();
+    }
+    if g.passed() {
+        return format!(
+            "#### Gate: passed\n\n{} hold: {}.\n\n",
+            if rules == 1 {
+                "The rule".to_string()
+            } else {
+                format!("All {rules} rules")
+            },
+            g.rules
+                .iter()
+                .map(|r| code(r))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let mut names: Vec<&str> = g.broken.iter().map(|b| b.rule.as_str()).collect();
+    names.dedup();
+    let mut o = format!(
+        "#### Gate: failed\n\n{} of {} broken:\n\n",
+        names.len(),
+        count(rules, "rule", "rules")
+    );
+    for b in &g.broken {
+        o.push_str(&format!(
+            "- {} ({}): {}\n",
+            code(&b.rule),
+            code(b.code),
+            esc(&b.message)
+        ));
+    }
+    o.push('\n');
+    o
 }
 
 fn heading(d: &Diff) -> String {
@@ -429,6 +473,12 @@ fn body(d: &Diff, opts: &RenderOptions, w: &mut Out<'_>) -> io::Result<()> {
     if !w.put(&heading(d))? {
         w.cut_detail(d, 0);
         return Ok(());
+    }
+    if let Some(g) = &d.gate {
+        if !w.put(&gate_section(g))? {
+            w.cut_detail(d, 0);
+            return Ok(());
+        }
     }
     if !d.has_differences() {
         return Ok(());

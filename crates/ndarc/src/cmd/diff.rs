@@ -47,6 +47,9 @@ Examples:
   One run, several outputs: people's text on stdout, a summary and JSON in files:
     ndarc diff a.ndjson b.ndjson --also markdown=summary.md --also json=diff.json
 
+  Fail only on what matters (rows removed, tables or columns dropped, ...):
+    ndarc diff --gate gate.json expected.ndjson actual.ndjson
+
   Ignore noise: audit tables and every updated_at column:
     ndarc diff --ignore-table 'audit_*' --ignore-column '*.updated_at' a.ndjson b.ndjson
 
@@ -81,7 +84,9 @@ and lists only the rows whose other cells changed too. Both inputs are verified 
 Exit status (as diff(1)): 0 no differences (outside what is ignored or
 filtered out by --table, --ignore-*), 1 differences, 2 could not run
 (usage, I/O, an invalid input, different products, a --key that is not
-unique or names a table twice, a --table pattern that matches no table).";
+unique or names a table twice, a --table pattern that matches no table).
+With --gate FILE: 0 when every rule of the gate holds (differences or not),
+1 when one is broken, 2 when FILE is not a valid gate.";
 
 /// Arguments of `ndarc diff`.
 #[derive(Debug, clap::Args)]
@@ -118,6 +123,14 @@ pub struct Args {
     /// to every output; at most one output is sql. Repeatable.
     #[arg(long, value_name = "FORMAT=FILE", value_parser = parse_also)]
     pub also: Vec<(Format, PathBuf)>,
+
+    /// Gate the exit status on the rules in FILE (JSON; see
+    /// docs/gates.md in the repository): 0 when every rule holds, differences or not, 1 when
+    /// one is broken, 2 when FILE is not a valid gate (an unknown member
+    /// is an error naming it). Every format writes the outcome and each
+    /// broken rule.
+    #[arg(long, value_name = "FILE")]
+    pub gate: Option<PathBuf>,
 
     /// Counts only (like `git diff --stat`): per table, per column (changed
     /// cells), objects and payloads (with bytes). Works with every
@@ -321,6 +334,19 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             )));
         }
     }
+    // The gate is read and checked before the archives are.
+    let gate = match &args.gate {
+        None => None,
+        Some(path) => {
+            let bytes = std::fs::read(path).map_err(|e| {
+                Failure::io(format_args!("--gate: cannot read {}", path.display()), &e)
+            })?;
+            Some(
+                ndarc_diff::gate::Gate::parse(&bytes)
+                    .map_err(|e| Failure::new(format!("--gate {}: {e}", path.display())))?,
+            )
+        }
+    };
     let formats = || std::iter::once(args.format).chain(args.also.iter().map(|(f, _)| *f));
     if !args.stat && formats().filter(|f| *f == Format::Sql).count() > 1 {
         return Err(Failure::new(
@@ -402,7 +428,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             return Err(Failure::new(format!("{n}: {why}")));
         }
     }
-    let d = match result {
+    let mut d = match result {
         Ok(d) => d,
         Err(Error::Invalid {
             name,
@@ -432,7 +458,13 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         }
         Err(e) => return Err(Failure::new(e.to_string())),
     };
-    let status = if d.has_differences() {
+    // With a gate, the gate decides: differences that break no rule pass.
+    d.gate = gate.map(|g| g.check(&d));
+    let failed = match &d.gate {
+        Some(g) => !g.passed(),
+        None => d.has_differences(),
+    };
+    let status = if failed {
         Status::Findings
     } else {
         Status::Success
