@@ -332,7 +332,12 @@ fn gates_decide_the_exit_status_in_every_format() {
     let mut failures = Vec::new();
     for (gate, code) in [("pass", 0), ("fail", 1)] {
         let rules = format!("../gate/{gate}.gate.json");
-        for (format, ext) in [("human", "txt"), ("json", "diff.json"), ("markdown", "md")] {
+        for (format, ext) in [
+            ("human", "txt"),
+            ("json", "diff.json"),
+            ("markdown", "md"),
+            ("github", "github"),
+        ] {
             let r = ndarc_in(
                 &dir,
                 &[
@@ -507,5 +512,55 @@ fn invalid_gate_files_exit_2_naming_the_member() {
         r.stderr.contains("--gate: cannot read nosuch.json"),
         "{}",
         r.stderr
+    );
+}
+
+/// `--format github`: annotations, as the golden (written by ndarc-diff's
+/// golden test), on standard output or through --also; the exit status
+/// as in every format.
+#[test]
+fn github_annotations() {
+    let dir = testdata("diff/changes");
+    let tmp = Scratch::new("diff-ci-github");
+    let golden = std::fs::read_to_string(dir.join("github.txt")).unwrap();
+    let r = ndarc_in(
+        &dir,
+        &[
+            "diff",
+            "--format",
+            "github",
+            "before.ndjson",
+            "after.ndjson",
+        ],
+        b"",
+    );
+    assert_eq!((r.code, r.out()), (1, golden.clone()));
+    assert!(golden.starts_with(
+        "::warning title=ndarc diff%3A table audit_log::2 added, 0 removed, 0 changed\n"
+    ));
+    assert!(golden.lines().last().unwrap().starts_with(
+        "::notice title=ndarc diff%3A before.ndjson → after.ndjson::5 tables with row changes"
+    ));
+    let f = tmp.path("a.txt");
+    let r = ndarc_in(
+        &dir,
+        &[
+            "diff",
+            "before.ndjson",
+            "after.ndjson",
+            "-q",
+            "--also",
+            &format!("github={}", s(&f)),
+        ],
+        b"",
+    );
+    assert_eq!(r.code, 1);
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), golden);
+    // A broken rule whose message holds `%`: escaped as GitHub requires.
+    let fail = std::fs::read_to_string(testdata("diff/gate/fail.github")).unwrap();
+    assert!(fail.starts_with("::error title=ndarc diff gate%3A /maxRemovedPercent (gate_removed_rows)::2 of 8 rows removed (25%25), more than 5%25\n"), "{fail}");
+    assert_eq!(
+        fail.lines().filter(|l| l.starts_with("::error ")).count(),
+        6
     );
 }

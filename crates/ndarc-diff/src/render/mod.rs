@@ -6,10 +6,13 @@
 //! - [`json()`]: one JSON document, a superset of `diffArchives`' result.
 //! - [`markdown`]: a summary table and `<details>` sections, for CI job
 //!   summaries and pull-request comments.
+//! - [`github()`]: GitHub Actions annotations (`::error` per broken gate
+//!   rule, `::warning` per change, a closing `::notice`).
 //! - [`stat`]: counts per table and column, also as JSON
 //!   ([`json_stat`]), Markdown ([`markdown_stat`]) and SQL comments
 //!   ([`stat_sql`]).
 
+mod github;
 mod human;
 pub mod json;
 mod markdown;
@@ -21,6 +24,7 @@ use ndarc_json::Value;
 
 use crate::Diff;
 
+pub use github::{github, github_escape};
 pub use human::human;
 pub use markdown::{markdown, markdown_stat, MIN_MARKDOWN_BYTES};
 use stat::stat_json_value;

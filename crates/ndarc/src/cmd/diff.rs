@@ -27,6 +27,11 @@ pub enum Format {
     /// A summary table and `<details>` sections, for CI job summaries and
     /// pull-request comments.
     Markdown,
+    /// GitHub Actions annotations: `::error` for each broken --gate rule,
+    /// `::warning` for each table with row changes, schema change,
+    /// objects, payloads and configuration, and a closing `::notice` with
+    /// the summary (`%`, CR and LF escaped as GitHub requires).
+    Github,
     /// An SQL patch, as sqldiff writes one: applied to a database holding
     /// BEFORE (`ndarc unpack`), it gives AFTER's content. Both inputs are
     /// always verified (not with --no-verify), the patch is written only
@@ -240,7 +245,8 @@ fn parse_key(s: &str) -> Result<(String, Vec<String>), String> {
 
 /// Parses `FORMAT=FILE`.
 fn parse_also(s: &str) -> Result<(Format, PathBuf), String> {
-    let usage = || format!("expected FORMAT=FILE (FORMAT human, json, markdown or sql), got {s:?}");
+    let usage =
+        || format!("expected FORMAT=FILE (FORMAT human, json, markdown, github or sql), got {s:?}");
     let (format, file) = s.split_once('=').ok_or_else(usage)?;
     let format = <Format as clap::ValueEnum>::from_str(format.trim(), true).map_err(|_| usage())?;
     if file.is_empty() || is_stdio(Path::new(file)) {
@@ -267,6 +273,7 @@ fn render_to(
         (false, Format::Human) => render::human(d, opts, buf),
         (false, Format::Json) => render::json(d, buf),
         (false, Format::Markdown) => render::markdown(d, opts, buf),
+        (_, Format::Github) => render::github(d, buf),
         // The patch is written by `Patch::finish`.
         (false, Format::Sql) => Ok(()),
     }
@@ -376,7 +383,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     // --full-rows or up to --max-rows.
     let row_contents = formats()
         .map(|format| match (args.stat, format) {
-            (true, _) | (_, Format::Sql) => 0,
+            (true, _) | (_, Format::Sql) | (_, Format::Github) => 0,
             (false, Format::Json) => usize::MAX,
             _ if args.full_rows => usize::MAX,
             _ => args.max_rows.unwrap_or(0),
