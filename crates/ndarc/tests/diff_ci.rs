@@ -72,6 +72,11 @@ fn markdown_stays_within_the_cap() {
         );
         assert_eq!(counts(&out), counts(&full), "cap {cap}");
     }
+    // A gate's section comes before the counts: a small cap keeps it.
+    let gate = dir.write("g.json", br#"{"tables": {"*": {"maxRemovedPercent": 0}}}"#);
+    let out = run(&["--max-markdown-bytes", "3K", "--gate", s(&gate)]);
+    assert!(out.len() <= 3072);
+    assert!(out.contains("#### Gate: failed\n\n1 of 1 rule broken:\n\n- <code>/tables/&#42;/maxRemovedPercent</code>"), "{out}");
     let out = run(&["--max-markdown-bytes", "4K"]);
     assert!(out.contains("**Cut to stay within 4096 bytes**"));
     // Below 2K: a usage error.

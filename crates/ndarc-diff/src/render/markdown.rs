@@ -100,7 +100,7 @@ impl Out<'_> {
 
     /// The line that says what was cut and how to see it, when something
     /// was. Its length is bounded (fixed text, four numbers and the names
-    /// of at most four sections), so it fits the reserve.
+    /// of at most five sections), so it fits the reserve.
     fn close(&mut self) -> io::Result<()> {
         let Some(cap) = self.cap.filter(|_| self.full) else {
             return Ok(());
@@ -475,7 +475,9 @@ fn body(d: &Diff, opts: &RenderOptions, w: &mut Out<'_>) -> io::Result<()> {
         return Ok(());
     }
     if let Some(g) = &d.gate {
+        // Before the counts: only a gate longer than the cap is cut.
         if !w.put(&gate_section(g))? {
+            w.cut_section("gate");
             w.cut_detail(d, 0);
             return Ok(());
         }
@@ -799,7 +801,13 @@ mod tests {
             full: true,
             rows_cut: u64::MAX,
             tables_cut: u64::MAX,
-            sections_cut: vec!["schema", "objects and payloads", "configuration", "ignored"],
+            sections_cut: vec![
+                "gate",
+                "schema",
+                "objects and payloads",
+                "configuration",
+                "ignored",
+            ],
             counts_cut: u64::MAX,
         };
         o.force("\n\n</details>\n\n").unwrap();
