@@ -129,11 +129,11 @@ pub struct Args {
     #[arg(long, value_name = "FORMAT=FILE", value_parser = parse_also)]
     pub also: Vec<(Format, PathBuf)>,
 
-    /// Gate the exit status on the rules in FILE (JSON; see
-    /// docs/gates.md in the repository): 0 when every rule holds, differences or not, 1 when
-    /// one is broken, 2 when FILE is not a valid gate (an unknown member
-    /// is an error naming it). Every format writes the outcome and each
-    /// broken rule.
+    /// Gate the exit status on the rules in FILE (JSON; see docs/gates.md
+    /// in the repository): 0 when every rule holds, differences or not, 1
+    /// when one is broken, 2 when FILE is not a valid gate (an unknown
+    /// member is an error naming it). Every format writes the outcome and
+    /// each broken rule.
     #[arg(long, value_name = "FILE")]
     pub gate: Option<PathBuf>,
 
