@@ -23,10 +23,25 @@ fn render_all(d: &Diff) {
         colour: true,
         max_rows: Some(3),
         full_rows: true,
+        max_bytes: None,
     };
     let mut out = Vec::new();
     render::human(d, &opts, &mut out).unwrap();
     render::markdown(d, &render::RenderOptions::default(), &mut out).unwrap();
+    // --max-markdown-bytes holds exactly, whatever the diff.
+    let cap = render::MIN_MARKDOWN_BYTES;
+    let capped_opts = render::RenderOptions {
+        max_bytes: Some(cap),
+        ..opts.clone()
+    };
+    let mut capped = Vec::new();
+    render::markdown(d, &capped_opts, &mut capped).unwrap();
+    assert!(
+        capped.len() <= cap,
+        "capped markdown is {} bytes, over {cap}",
+        capped.len()
+    );
+    render::github(d, &mut out).unwrap();
     render::stat(d, &opts, &mut out).unwrap();
     let mut stat = Vec::new();
     render::json_stat(d, &mut stat).unwrap();

@@ -32,6 +32,7 @@
 #![warn(missing_docs)]
 
 mod chan;
+pub mod gate;
 mod glob;
 mod key;
 mod manifest;
@@ -50,8 +51,8 @@ use glob::ColumnGlob;
 pub use glob::Glob;
 pub use model::{
     object_key, payload_key, ArchiveInfo, CellChange, ColumnChange, ColumnScope, Diff, EntryDiff,
-    ExcludedColumnsChange, Ignored, NameChanges, RowChange, SchemaDiff, Side, SqlDiff, TableDiff,
-    TableInfo, TableSchemaChange,
+    ExcludedColumnsChange, Ignored, NameChanges, RowChange, SchemaDiff, Side, SqlDiff, TableCount,
+    TableDiff, TableInfo, TableSchemaChange,
 };
 pub use sink::{RowSink, Wanted};
 pub use source::Source;
@@ -457,6 +458,13 @@ fn merge(
                 opts.no_verify,
             )
         });
+        if pair.is_some() {
+            d.counts.push(TableCount {
+                name: name.clone(),
+                before: x.map(|x| ma.tables[x].count),
+                after: y.map(|y| mb.tables[y].count),
+            });
+        }
         // Rows of ignored tables are skipped, not taken.
         taker.table(name, y.filter(|_| pair.is_some()));
         let t = rows::diff_table(name, pair.as_ref(), x, y, a, b, opts.row_contents, taker)?;

@@ -69,6 +69,24 @@ pub struct Diff {
     /// rows in another order (counts as a difference unless something is
     /// ignored).
     pub order_only: bool,
+    /// The row counts of the tables compared (not ignored), as the
+    /// manifests give them, in name order: what percentages of rows
+    /// removed are taken of.
+    pub counts: Vec<TableCount>,
+    /// The outcome of a gate ([`crate::gate::Gate::check`]), when one was
+    /// given: every format writes it.
+    pub gate: Option<crate::gate::GateResult>,
+}
+
+/// A compared table's row counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableCount {
+    /// The table name.
+    pub name: String,
+    /// Its `count` in the first archive (`None`: not there).
+    pub before: Option<u64>,
+    /// Its `count` in the second archive (`None`: not there).
+    pub after: Option<u64>,
 }
 
 impl Diff {

@@ -499,6 +499,9 @@ fn outputs(case: &Path, opts: &Options, suffix: &str, failures: &mut Vec<String>
     render::markdown(&d, &plain, &mut out).unwrap();
     check(&case.join(format!("markdown{suffix}.md")), &out, failures);
     let mut out = Vec::new();
+    render::github(&d, &mut out).unwrap();
+    check(&case.join(format!("github{suffix}.txt")), &out, failures);
+    let mut out = Vec::new();
     render::stat(&d, &plain, &mut out).unwrap();
     check(&case.join(format!("stat{suffix}.txt")), &out, failures);
     // --stat in the other formats.
@@ -618,6 +621,7 @@ fn golden_outputs() {
                 colour: false,
                 max_rows: Some(1),
                 full_rows: false,
+                max_bytes: None,
             },
             &mut out,
         )

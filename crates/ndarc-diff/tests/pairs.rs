@@ -633,6 +633,7 @@ fn human_output_never_passes_control_characters_through() {
                 colour,
                 max_rows: None,
                 full_rows: false,
+                max_bytes: None,
             },
             &mut out,
         )
@@ -678,6 +679,7 @@ fn human_output_never_passes_control_characters_through() {
             colour: false,
             max_rows: None,
             full_rows: true,
+            max_bytes: None,
         },
         &mut out,
     )

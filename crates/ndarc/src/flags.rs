@@ -51,6 +51,23 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
     usize::try_from(bytes).map_err(|_| too_large())
 }
 
+/// Parses `--max-markdown-bytes`: `0` for no cap, else a byte size
+/// ([`parse_size`]) of at least
+/// [`ndarc_diff::render::MIN_MARKDOWN_BYTES`] (2K).
+pub fn parse_markdown_bytes(s: &str) -> Result<usize, String> {
+    if s.trim() == "0" {
+        return Ok(0);
+    }
+    let n = parse_size(s)?;
+    let min = ndarc_diff::render::MIN_MARKDOWN_BYTES;
+    if n < min {
+        return Err(format!(
+            "at least {min} bytes (2K), or 0 for no cap; got {n}"
+        ));
+    }
+    Ok(n)
+}
+
 /// The limits group: how long a line may be. Every command that reads
 /// archive lines takes both, with the same defaults as the format.
 #[derive(Debug, Clone, Copy, clap::Args)]
@@ -330,6 +347,18 @@ mod tests {
         assert!(parse_size("K").is_err());
         assert!(parse_size("1T").is_err());
         assert!(parse_size("-1").is_err());
+    }
+
+    #[test]
+    fn markdown_caps() {
+        assert_eq!(parse_markdown_bytes("0"), Ok(0));
+        assert_eq!(parse_markdown_bytes("1000K"), Ok(1_024_000));
+        assert_eq!(parse_markdown_bytes("1M"), Ok(1 << 20));
+        assert_eq!(parse_markdown_bytes("2048"), Ok(2048));
+        assert!(parse_markdown_bytes("2047")
+            .unwrap_err()
+            .contains("at least 2048"));
+        assert!(parse_markdown_bytes("x").is_err());
     }
 
     #[test]

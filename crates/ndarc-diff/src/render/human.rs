@@ -499,7 +499,36 @@ pub fn human(d: &Diff, opts: &RenderOptions, w: &mut dyn Write) -> io::Result<()
         o.line(&l)?;
     }
     let l = o.paint(Paint::Bold, &summary(d));
-    o.line(&l)
+    o.line(&l)?;
+    if let Some(g) = &d.gate {
+        for l in gate_lines(g) {
+            o.line(&l)?;
+        }
+    }
+    Ok(())
+}
+
+/// The gate's outcome for people: `gate: passed (7 rules)` or `gate:
+/// failed: 2 of 7 rules broken`, then a line per broken rule: `  RULE:
+/// CODE: what broke it`.
+pub(crate) fn gate_lines(g: &crate::gate::GateResult) -> Vec<String> {
+    let rules = g.rules.len();
+    let mut out = Vec::new();
+    if g.passed() {
+        out.push(format!("gate: passed ({})", count(rules, "rule", "rules")));
+        return out;
+    }
+    let mut names: Vec<&str> = g.broken.iter().map(|b| b.rule.as_str()).collect();
+    names.dedup();
+    out.push(format!(
+        "gate: failed: {} of {} broken",
+        names.len(),
+        count(rules, "rule", "rules")
+    ));
+    for b in &g.broken {
+        out.push(format!("  {}: {}: {}", b.rule, b.code, b.message));
+    }
+    out
 }
 
 fn short(h: &str) -> String {

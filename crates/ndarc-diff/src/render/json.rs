@@ -323,7 +323,7 @@ pub fn value(d: &Diff) -> OwnedValue {
             ),
         ),
     ]);
-    obj(vec![
+    let mut v = obj(vec![
         ("equal", Value::Bool(d.equal)),
         ("product", s(&d.product)),
         ("schemaChanged", Value::Bool(d.schema_changed)),
@@ -372,6 +372,33 @@ pub fn value(d: &Diff) -> OwnedValue {
                 ("payloads", strings(&d.ignored.payloads)),
                 ("keys", strings(&d.ignored.keys)),
             ]),
+        ),
+    ]);
+    if let (Some(g), Value::Object(o)) = (&d.gate, &mut v) {
+        o.insert("gate", gate(g));
+    }
+    v
+}
+
+/// `{passed, rules, broken: [{code, rule, message}]}`.
+pub(crate) fn gate(g: &crate::gate::GateResult) -> OwnedValue {
+    obj(vec![
+        ("passed", Value::Bool(g.passed())),
+        ("rules", strings(&g.rules)),
+        (
+            "broken",
+            Value::Array(
+                g.broken
+                    .iter()
+                    .map(|b| {
+                        obj(vec![
+                            ("code", s(b.code)),
+                            ("rule", s(&b.rule)),
+                            ("message", s(&b.message)),
+                        ])
+                    })
+                    .collect(),
+            ),
         ),
     ])
 }

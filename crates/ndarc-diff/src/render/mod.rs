@@ -6,10 +6,13 @@
 //! - [`json()`]: one JSON document, a superset of `diffArchives`' result.
 //! - [`markdown`]: a summary table and `<details>` sections, for CI job
 //!   summaries and pull-request comments.
+//! - [`github()`]: GitHub Actions annotations (`::error` per broken gate
+//!   rule, `::warning` per change, a closing `::notice`).
 //! - [`stat`]: counts per table and column, also as JSON
 //!   ([`json_stat`]), Markdown ([`markdown_stat`]) and SQL comments
 //!   ([`stat_sql`]).
 
+mod github;
 mod human;
 pub mod json;
 mod markdown;
@@ -21,8 +24,9 @@ use ndarc_json::Value;
 
 use crate::Diff;
 
+pub use github::{github, github_escape};
 pub use human::human;
-pub use markdown::{markdown, markdown_stat};
+pub use markdown::{markdown, markdown_stat, MIN_MARKDOWN_BYTES};
 use stat::stat_json_value;
 pub use stat::{stat, stat_sql, stat_value};
 
@@ -38,6 +42,11 @@ pub struct RenderOptions {
     /// Write the contents of every added and removed row the diff kept
     /// (`--full-rows`), not only their keys.
     pub full_rows: bool,
+    /// `--format markdown` at most this many bytes (at least
+    /// [`MIN_MARKDOWN_BYTES`]): the heading and counts in full, then row
+    /// and section detail until the next piece would not fit, and a line
+    /// saying what was cut; `None` (the default) writes everything.
+    pub max_bytes: Option<usize>,
 }
 
 impl RenderOptions {

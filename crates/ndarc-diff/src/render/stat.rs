@@ -131,7 +131,13 @@ pub fn stat(d: &Diff, _opts: &RenderOptions, w: &mut dyn Write) -> io::Result<()
         let pad = widest.saturating_sub(width(&n));
         writeln!(w, " {n}{} | {}", " ".repeat(pad), safe(&c, false))?;
     }
-    writeln!(w, "{}", summary(d))
+    writeln!(w, "{}", summary(d))?;
+    if let Some(g) = &d.gate {
+        for l in super::human::gate_lines(g) {
+            writeln!(w, "{}", safe(&l, false))?;
+        }
+    }
+    Ok(())
 }
 
 /// `--stat --format sql`: the [`stat`] lines as SQL comments (`-- `), a
@@ -234,10 +240,14 @@ pub fn stat_value(d: &Diff) -> OwnedValue {
 
 /// `--stat --format json`: `{equal, product, differences, stat}`.
 pub(crate) fn stat_json_value(d: &Diff) -> OwnedValue {
-    obj(vec![
+    let mut m = vec![
         ("equal", Value::Bool(d.equal)),
         ("product", Value::String(d.product.clone().into())),
         ("differences", Value::Bool(d.has_differences())),
         ("stat", stat_value(d)),
-    ])
+    ];
+    if let Some(g) = &d.gate {
+        m.push(("gate", super::json::gate(g)));
+    }
+    obj(m)
 }

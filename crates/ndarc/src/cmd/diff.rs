@@ -11,7 +11,7 @@ use ndarc_sqlite::patch::PatchError;
 use crate::dbinput::{self, Header, PackStream, Refused};
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::{verify_options, AcceptFormat, DatabaseTables, Limits, MaxErrors, Quiet};
-use crate::io::{is_stdio, refuse_input, FileMode, OutputArgs};
+use crate::io::{is_stdio, refuse_input, AtomicFile, FileMode, OutputArgs};
 use crate::term::{self, diagnostic, Location};
 use crate::Context;
 
@@ -27,6 +27,11 @@ pub enum Format {
     /// A summary table and `<details>` sections, for CI job summaries and
     /// pull-request comments.
     Markdown,
+    /// GitHub Actions annotations: `::error` for each broken --gate rule,
+    /// `::warning` for each table with row changes, schema change,
+    /// objects, payloads and configuration, and a closing `::notice` with
+    /// the summary (`%`, CR and LF escaped as GitHub requires).
+    Github,
     /// An SQL patch, as sqldiff writes one: applied to a database holding
     /// BEFORE (`ndarc unpack`), it gives AFTER's content. Both inputs are
     /// always verified (not with --no-verify), the patch is written only
@@ -43,6 +48,12 @@ Examples:
 
   In CI: fail the job on differences, keep a summary for the run page:
     ndarc diff --format markdown expected.ndjson actual.ndjson >> \"$GITHUB_STEP_SUMMARY\"
+
+  One run, several outputs: people's text on stdout, a summary and JSON in files:
+    ndarc diff a.ndjson b.ndjson --also markdown=summary.md --also json=diff.json
+
+  Fail only on what matters (rows removed, tables or columns dropped, ...):
+    ndarc diff --gate gate.json expected.ndjson actual.ndjson
 
   Ignore noise: audit tables and every updated_at column:
     ndarc diff --ignore-table 'audit_*' --ignore-column '*.updated_at' a.ndjson b.ndjson
@@ -78,7 +89,9 @@ and lists only the rows whose other cells changed too. Both inputs are verified 
 Exit status (as diff(1)): 0 no differences (outside what is ignored or
 filtered out by --table, --ignore-*), 1 differences, 2 could not run
 (usage, I/O, an invalid input, different products, a --key that is not
-unique or names a table twice, a --table pattern that matches no table).";
+unique or names a table twice, a --table pattern that matches no table).
+With --gate FILE: 0 when every rule of the gate holds (differences or not),
+1 when one is broken, 2 when FILE is not a valid gate.";
 
 /// Arguments of `ndarc diff`.
 #[derive(Debug, clap::Args)]
@@ -90,6 +103,9 @@ and payloads, exclusions and required configuration. Both archives are read at o
 verified as it is read, with memory bounded by a few parts whatever their size.",
     after_help = EXAMPLES
 )]
+// --force also replaces the --also files: it needs -o or --also.
+#[command(group(clap::ArgGroup::new("files").args(["output", "also"]).multiple(true)))]
+#[command(mut_arg("force", |a| a.requires(clap::builder::Resettable::<clap::Id>::Reset).requires("files")))]
 pub struct Args {
     /// The first (earlier) archive, or a SQLite database (packed on the
     /// fly); `-` reads standard input.
@@ -104,6 +120,22 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,
+
+    /// Also write the diff in FORMAT to FILE, from the same run (both
+    /// archives read and verified once): e.g. `--also markdown=summary.md
+    /// --also json=diff.json`. FILE is written atomically, and an existing
+    /// FILE is refused unless --force. --stat and the other options apply
+    /// to every output; at most one output is sql. Repeatable.
+    #[arg(long, value_name = "FORMAT=FILE", value_parser = parse_also)]
+    pub also: Vec<(Format, PathBuf)>,
+
+    /// Gate the exit status on the rules in FILE (JSON; see docs/gates.md
+    /// in the repository): 0 when every rule holds, differences or not, 1
+    /// when one is broken, 2 when FILE is not a valid gate (an unknown
+    /// member is an error naming it). Every format writes the outcome and
+    /// each broken rule.
+    #[arg(long, value_name = "FILE")]
+    pub gate: Option<PathBuf>,
 
     /// Counts only (like `git diff --stat`): per table, per column (changed
     /// cells), objects and payloads (with bytes). Works with every
@@ -148,6 +180,16 @@ pub struct Args {
     /// shown are written with their contents.
     #[arg(long, value_name = "N")]
     pub max_rows: Option<usize>,
+
+    /// Markdown output at most BYTES long (K, M suffixes; at least 2K; 0:
+    /// no cap). The default, 1000K, keeps it under GitHub's 1 MiB limit of
+    /// a job summary. The heading and the counts are always complete; row
+    /// and section detail stops before the piece that would not fit, and
+    /// a last line says what was cut and how to see it (--format json, or
+    /// --max-markdown-bytes 0).
+    #[arg(long, value_name = "BYTES", default_value = "1000K",
+          value_parser = crate::flags::parse_markdown_bytes)]
+    pub max_markdown_bytes: usize,
 
     /// Write the contents of every added and removed row in human and
     /// markdown output, not only their keys (JSON always has them, as
@@ -206,6 +248,42 @@ fn parse_key(s: &str) -> Result<(String, Vec<String>), String> {
         return Err(format!("expected TABLE=COL,COL, got {s:?}"));
     }
     Ok((table.trim().to_string(), cols))
+}
+
+/// Parses `FORMAT=FILE`.
+fn parse_also(s: &str) -> Result<(Format, PathBuf), String> {
+    let usage =
+        || format!("expected FORMAT=FILE (FORMAT human, json, markdown, github or sql), got {s:?}");
+    let (format, file) = s.split_once('=').ok_or_else(usage)?;
+    let format = <Format as clap::ValueEnum>::from_str(format.trim(), true).map_err(|_| usage())?;
+    if file.is_empty() || is_stdio(Path::new(file)) {
+        return Err(format!(
+            "{s:?}: --also writes a file (standard output is for --format)"
+        ));
+    }
+    Ok((format, PathBuf::from(file)))
+}
+
+/// Writes the diff `d` in `format` (not the sql patch) into `buf`.
+fn render_to(
+    format: Format,
+    stat: bool,
+    d: &ndarc_diff::Diff,
+    opts: &RenderOptions,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    match (stat, format) {
+        (true, Format::Human) => render::stat(d, opts, buf),
+        (true, Format::Json) => render::json_stat(d, buf),
+        (true, Format::Markdown) => render::markdown_stat(d, opts, buf),
+        (true, Format::Sql) => render::stat_sql(d, opts, buf),
+        (false, Format::Human) => render::human(d, opts, buf),
+        (false, Format::Json) => render::json(d, buf),
+        (false, Format::Markdown) => render::markdown(d, opts, buf),
+        (_, Format::Github) => render::github(d, buf),
+        // The patch is written by `Patch::finish`.
+        (false, Format::Sql) => Ok(()),
+    }
 }
 
 fn source(path: &Path) -> Source<'_> {
@@ -275,15 +353,48 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         args.tables.include_table.clone(),
         args.tables.secret_columns()?,
     );
-    let patch_wanted = args.format == Format::Sql && !args.stat;
+    for (i, (_, file)) in args.also.iter().enumerate() {
+        refuse_input(file, &[&args.before, &args.after])?;
+        let earlier = args.also[..i].iter().map(|(_, f)| f.as_path());
+        if earlier
+            .chain(args.output.output.as_deref())
+            .any(|f| f == file.as_path())
+        {
+            return Err(Failure::new(format!(
+                "--also: {} is written twice; give each output its own file",
+                file.display()
+            )));
+        }
+    }
+    // The gate is read and checked before the archives are.
+    let gate = match &args.gate {
+        None => None,
+        Some(path) => {
+            let bytes = std::fs::read(path).map_err(|e| {
+                Failure::io(format_args!("--gate: cannot read {}", path.display()), &e)
+            })?;
+            Some(
+                ndarc_diff::gate::Gate::parse(&bytes)
+                    .map_err(|e| Failure::new(format!("--gate {}: {e}", path.display())))?,
+            )
+        }
+    };
+    let formats = || std::iter::once(args.format).chain(args.also.iter().map(|(f, _)| *f));
+    if !args.stat && formats().filter(|f| *f == Format::Sql).count() > 1 {
+        return Err(Failure::new(
+            "the sql patch can be written once: --format sql or one --also sql=FILE",
+        ));
+    }
+    let also_sql = !args.stat && args.also.iter().any(|(f, _)| *f == Format::Sql);
+    let patch_wanted = (args.format == Format::Sql && !args.stat) || also_sql;
     if !args.key.is_empty() && patch_wanted {
         return Err(Failure::new(
-            "--key cannot be used with --format sql: the patch addresses rows by their own key",
+            "--key cannot be used with --format sql (or --also sql=FILE): the patch addresses rows by their own key",
         ));
     }
     if args.no_verify && patch_wanted {
         return Err(Failure::new(
-            "--no-verify cannot be used with --format sql: a patch is written only from verified archives",
+            "--no-verify cannot be used with --format sql (or --also sql=FILE): a patch is written only from verified archives",
         ));
     }
     let verify = verify_options(
@@ -295,12 +406,24 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     // Contents of added and removed rows are kept only where they are
     // written: always in JSON, in human and markdown output with
     // --full-rows or up to --max-rows.
-    let row_contents = match (args.stat, args.format) {
-        (true, _) | (_, Format::Sql) => 0,
-        (false, Format::Json) => usize::MAX,
-        _ if args.full_rows => usize::MAX,
-        _ => args.max_rows.unwrap_or(0),
-    };
+    let row_contents = formats()
+        .map(|format| match (args.stat, format) {
+            (true, _) | (_, Format::Sql) | (_, Format::Github) => 0,
+            (false, Format::Json) => usize::MAX,
+            _ if args.full_rows => usize::MAX,
+            _ => args.max_rows.unwrap_or(0),
+        })
+        .max()
+        .unwrap_or(0);
+    // The --also files, refused now (before the diff) when they exist.
+    let mode = args.output.mode.map_or(FileMode::Umask, FileMode::Exact);
+    let mut also_files = Vec::new();
+    for (format, file) in &args.also {
+        also_files.push((
+            *format,
+            AtomicFile::create_with(file, args.output.force, mode)?,
+        ));
+    }
     let opts = ndarc_diff::Options {
         ignore_tables: args.ignore_table.clone(),
         tables: args.table.clone(),
@@ -323,7 +446,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     let sb = open(&args.after, &args.before, &fallback, &tables, &mut packing);
     // The patch takes AFTER's rows while the diff reads it (once), and is
     // written only once the diff is over, AFTER verified.
-    let mut patch = match patch_wanted && !args.quiet.quiet {
+    let mut patch = match patch_wanted && (!args.quiet.quiet || also_sql) {
         true => Some(
             ndarc_sqlite::patch::Patch::new()
                 .map_err(|e| Failure::io("cannot create a temporary file for the patch", &e))?,
@@ -337,7 +460,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             return Err(Failure::new(format!("{n}: {why}")));
         }
     }
-    let d = match result {
+    let mut d = match result {
         Ok(d) => d,
         Err(Error::Invalid {
             name,
@@ -367,51 +490,75 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         }
         Err(e) => return Err(Failure::new(e.to_string())),
     };
-    let status = if d.has_differences() {
+    // With a gate, the gate decides: differences that break no rule pass.
+    d.gate = gate.map(|g| g.check(&d));
+    let failed = match &d.gate {
+        Some(g) => !g.passed(),
+        None => d.has_differences(),
+    };
+    let status = if failed {
         Status::Findings
     } else {
         Status::Success
     };
+    let render_opts = RenderOptions {
+        colour: false,
+        max_rows: args.max_rows,
+        full_rows: args.full_rows,
+        max_bytes: (args.max_markdown_bytes > 0).then_some(args.max_markdown_bytes),
+    };
+    // The --also files first: each from the same diff.
+    for (format, mut file) in also_files {
+        let name = file.path().display().to_string();
+        if format == Format::Sql && !args.stat {
+            let Some(patch) = patch.take() else {
+                return Err(Failure::new("the patch was not made"));
+            };
+            write_patch(patch, &d, &mut file, &name)?;
+        } else {
+            let mut buf = Vec::new();
+            render_to(format, args.stat, &d, &render_opts, &mut buf)
+                .map_err(|e| Failure::io("cannot write the diff", &e))?;
+            std::io::Write::write_all(&mut file, &buf)
+                .map_err(|e| Failure::io(format_args!("cannot write {name}"), &e))?;
+        }
+        file.commit()?;
+    }
     if args.quiet.quiet {
         return Ok(status);
     }
     let to_stdout = args.output.output.as_deref().is_none_or(is_stdio);
     let render_opts = RenderOptions {
         colour: to_stdout && ctx.colour.stdout && !args.stat && args.format == Format::Human,
-        max_rows: args.max_rows,
-        full_rows: args.full_rows,
+        ..render_opts
     };
     let mut out = args.output.open(FileMode::Umask)?;
-    let mut buf = Vec::new();
-    let written = if args.stat {
-        match args.format {
-            Format::Human => render::stat(&d, &render_opts, &mut buf),
-            Format::Json => render::json_stat(&d, &mut buf),
-            Format::Markdown => render::markdown_stat(&d, &render_opts, &mut buf),
-            Format::Sql => render::stat_sql(&d, &render_opts, &mut buf),
-        }
+    if args.format == Format::Sql && !args.stat {
+        // Streamed to the output: the patch holds every row added.
+        let Some(patch) = patch else {
+            return Err(Failure::new("the patch was not made"));
+        };
+        let name = out.name();
+        write_patch(patch, &d, &mut out, &name)?;
     } else {
-        match args.format {
-            Format::Human => render::human(&d, &render_opts, &mut buf),
-            Format::Json => render::json(&d, &mut buf),
-            Format::Markdown => render::markdown(&d, &render_opts, &mut buf),
-            Format::Sql => {
-                // Streamed to the output: the patch holds every row added.
-                let Some(patch) = patch else {
-                    return Err(Failure::new("the patch was not made"));
-                };
-                patch.finish(&d, &mut out).map_err(|e| match e {
-                    PatchError::Io(e) => {
-                        Failure::io(format_args!("cannot write {}", out.name()), &e)
-                    }
-                    e => Failure::new(e.to_string()),
-                })?;
-                Ok(())
-            }
-        }
-    };
-    written.map_err(|e| Failure::io("cannot write the diff", &e))?;
-    out.put(&buf)?;
+        let mut buf = Vec::new();
+        render_to(args.format, args.stat, &d, &render_opts, &mut buf)
+            .map_err(|e| Failure::io("cannot write the diff", &e))?;
+        out.put(&buf)?;
+    }
     out.finish()?;
     Ok(status)
+}
+
+/// Writes the sql patch of `d` to `out` (named `name` in messages).
+fn write_patch(
+    patch: ndarc_sqlite::patch::Patch,
+    d: &ndarc_diff::Diff,
+    out: &mut dyn std::io::Write,
+    name: &str,
+) -> Result<(), Failure> {
+    patch.finish(d, out).map_err(|e| match e {
+        PatchError::Io(e) => Failure::io(format_args!("cannot write {name}"), &e),
+        e => Failure::new(e.to_string()),
+    })
 }

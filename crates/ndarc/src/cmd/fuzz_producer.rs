@@ -394,6 +394,7 @@ fn difference(expected: &Path, actual: &Path) -> String {
         colour: false,
         max_rows: Some(3),
         full_rows: false,
+        max_bytes: None,
     };
     if ndarc_diff::render::human(&d, &ro, &mut buf).is_err() {
         return "cannot render the difference".to_string();

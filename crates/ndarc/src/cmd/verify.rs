@@ -6,6 +6,9 @@ use std::sync::{Arc, OnceLock};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+// The one escaping of workflow commands (`%`, CR, LF; `:` and `,` in a
+// property), shared with `diff --format github`.
+use ndarc_diff::render::github_escape;
 use ndarc_format::{Policy, PolicyError};
 use ndarc_verify::{Report, Severity};
 
@@ -448,17 +451,6 @@ pub(crate) fn plural(n: u64, word: &str) -> String {
     } else {
         format!("{n} {word}s")
     }
-}
-
-fn github_escape(s: &str, property: bool) -> String {
-    let mut out = s
-        .replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A");
-    if property {
-        out = out.replace(':', "%3A").replace(',', "%2C");
-    }
-    out
 }
 
 fn github(name: &str, r: &Report) -> Result<(), Failure> {
