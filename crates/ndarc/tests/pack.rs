@@ -547,3 +547,39 @@ fn diff_of_an_archive_with_dev_kind_tables_works() {
         String::from_utf8_lossy(&o.stdout)
     );
 }
+
+/// A successful pack says what it wrote in one line on standard error;
+/// `--quiet` leaves it out, `--summary` gives it as JSON instead.
+#[test]
+fn a_pack_says_what_it_wrote_unless_quiet() {
+    let d = scratch();
+    let a = d.path().join("chinook.ndjson");
+    let mut args = vec!["pack", chinook().leak() as &str, "-o", s(&a)];
+    args.extend(CHINOOK_ARGS);
+    let o = ndarc(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let len = std::fs::metadata(&a).expect("the archive").len();
+    let line = stderr(&o);
+    assert!(
+        line.starts_with(&format!(
+            "packed {} into {}: 7 tables (12888 rows), ",
+            chinook(),
+            a.display()
+        )),
+        "{line}"
+    );
+    assert!(
+        line.ends_with(&format!(
+            "rows), 0 objects, 0 payloads; 18 parts, {len} bytes\n"
+        )),
+        "{line}"
+    );
+    assert_eq!(line.lines().count(), 1, "{line}");
+
+    std::fs::remove_file(&a).expect("remove");
+    args.push("-q");
+    let o = ndarc(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    assert!(a.exists());
+}

@@ -7,7 +7,7 @@ use ndarc_json::{Object, Value};
 use ndarc_sqlite::pack::{pack, PackError, PackOptions, PackSummary};
 
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::{DatabaseTables, PartBytes};
+use crate::flags::{DatabaseTables, PartBytes, Quiet};
 use crate::io::{input_refused, is_stdio, is_under, refuse_input, Output, OutputArgs};
 use crate::term;
 use crate::Context;
@@ -20,6 +20,9 @@ Examples:
   Leave a secret column out, archive a table the defaults exclude, add a bucket and a payload:
     ndarc pack app.db -o app.ndjson --secret-column users.password_hash \\
       --include-table oa_settings --objects-dir ./uploads --bucket FILES --payload kv=kv.json
+
+On success, one line on standard error says what was written (tables, rows, objects, payloads, \
+parts, bytes): --quiet leaves it out, --summary gives it as JSON.
 
 Exit status: 0 written; 1 the database cannot be archived (the producer refuses it:
 DB: CODE: message, naming the table, column and rowid; no file is written); 2 could not run
@@ -97,9 +100,12 @@ pub struct Args {
     #[command(flatten)]
     pub part_bytes: PartBytes,
     /// Print a JSON summary (bytes, partCount, hashes, tables) on standard
-    /// error.
+    /// error, in place of the one-line summary.
     #[arg(long)]
     pub summary: bool,
+    /// `--quiet`: no summary line.
+    #[command(flatten)]
+    pub quiet: Quiet,
     /// `-o FILE` and `--force`.
     #[command(flatten)]
     pub output: OutputArgs,
@@ -234,6 +240,22 @@ pub fn summary_json(s: &PackSummary) -> Vec<u8> {
     line
 }
 
+/// The one-line summary: `packed DB into FILE: 3 tables (1204 rows),
+/// 2 objects, 1 payload; 42 parts, 1234567 bytes`.
+pub fn summary_line(db: &str, dest: &str, s: &PackSummary) -> String {
+    use crate::cmd::verify::plural;
+    let rows: u64 = s.tables.iter().map(|(_, n)| *n).sum();
+    format!(
+        "packed {db} into {dest}: {} ({}), {}, {}; {}, {}",
+        plural(s.tables.len() as u64, "table"),
+        plural(rows, "row"),
+        plural(s.objects as u64, "object"),
+        plural(s.payloads as u64, "payload"),
+        plural(s.part_count, "part"),
+        plural(s.bytes, "byte"),
+    )
+}
+
 /// Refuses an output that is one of the inputs, even with `--force`: the
 /// database, a `--payload` file, or an existing file under
 /// `--objects-dir` (all of which are read).
@@ -298,10 +320,14 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     let db = args.db.display().to_string();
     match pack(&args.db, &opts, &mut out) {
         Ok(summary) => {
+            let dest = out.name();
             out.finish()?;
+            use std::io::Write as _;
             if args.summary {
-                use std::io::Write as _;
                 let _ = std::io::stderr().write_all(&summary_json(&summary));
+            } else if !args.quiet.quiet {
+                let line = summary_line(&db, &dest, &summary);
+                let _ = writeln!(std::io::stderr(), "{}", term::one_line(&line));
             }
             Ok(Status::Success)
         }
