@@ -841,8 +841,19 @@ impl<'a> LineSource<'a> {
         let shrink = unread < CHUNK / 2 && have > grown;
         // The size the buffer should have.
         let mut len = if grow {
-            // Full: grow, within the line's limit.
-            (have + have.max(least)).min(max_line.saturating_add(CHUNK).max(least))
+            // Full: grow, within the line's limit. Doubling, until the
+            // buffer is a tenth of the limit: then straight to the limit,
+            // in fresh zeroed memory that becomes resident only as it is
+            // read into. A buffer grown by doubling to the limit would
+            // hold the last two sizes at once while it is copied (twice
+            // the limit for a line read to it).
+            let cap = max_line.saturating_add(CHUNK).max(least);
+            let doubled = have + have.max(least);
+            if doubled.saturating_mul(10) >= cap {
+                cap
+            } else {
+                doubled
+            }
         } else if shrink {
             // Give back the room a long line needed.
             least
@@ -859,11 +870,19 @@ impl<'a> LineSource<'a> {
         let len = len.max(unread + 1);
         match Arc::get_mut(&mut self.buf) {
             Some(p) => {
-                p.buf.copy_within(self.start..self.end, 0);
-                if (grow || shrink) && len != have {
-                    p.buf.truncate(unread);
-                    p.buf.shrink_to(len);
-                    p.buf.resize(len, 0);
+                if grow && len > have {
+                    // A zeroed allocation (fresh pages, not written), the
+                    // unread bytes copied in, the old buffer freed.
+                    let mut fresh = vec![0u8; len];
+                    fresh[..unread].copy_from_slice(&p.buf[self.start..self.end]);
+                    p.buf = fresh;
+                } else {
+                    p.buf.copy_within(self.start..self.end, 0);
+                    if (grow || shrink) && len != have {
+                        p.buf.truncate(unread);
+                        p.buf.shrink_to(len);
+                        p.buf.resize(len, 0);
+                    }
                 }
             }
             None => {

@@ -273,6 +273,15 @@ fn endless_stdin_stops_at_the_manifest_limit() {
     let r = run(&["verify", "-"], Input::File(zero), 60, 2048);
     assert_eq!(r.code, Some(1), "{r:?}");
     assert!(r.stdout.contains("line_too_long"), "{r:?}");
+    // A line read to its limit costs about the limit (within a tenth, and
+    // the process's own 16 MiB), not twice it: the buffer does not grow
+    // by doubling up to the limit (538 MB before, 283 MB after).
+    let limit = 256u64 << 20;
+    assert!(
+        r.peak_kib * 1024 <= limit + limit / 10 + (16 << 20),
+        "peak {} KiB reading a {limit}-byte manifest limit",
+        r.peak_kib
+    );
 }
 
 /// Issue 11 item 6: `diff /dev/zero x` stops once the manifest line is over
