@@ -76,36 +76,7 @@ pub struct GateError {
     pub message: String,
 }
 
-/// A rule the diff broke.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Broken {
-    /// The stable code (SPEC.md §16): `gate_removed_rows`,
-    /// `gate_dropped_table`, `gate_dropped_column`, `gate_new_column`,
-    /// `gate_object_bytes` or `gate_configuration`.
-    pub code: &'static str,
-    /// The rule, as the JSON pointer of its member in the gate file
-    /// (`/tables/*/maxRemovedPercent`).
-    pub rule: String,
-    /// What broke it, for people.
-    pub message: String,
-}
-
-/// The outcome of a gate.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct GateResult {
-    /// The rules checked, as JSON pointers, in file order.
-    pub rules: Vec<String>,
-    /// The rules broken, in the order of [`GateResult::rules`] (a rule
-    /// may be broken several times: once per table, column or name).
-    pub broken: Vec<Broken>,
-}
-
-impl GateResult {
-    /// No rule was broken.
-    pub fn passed(&self) -> bool {
-        self.broken.is_empty()
-    }
-}
+pub use crate::model::{Broken, GateResult};
 
 /// `name` escaped as one JSON pointer token (`~` as `~0`, `/` as `~1`).
 fn token(name: &str) -> String {

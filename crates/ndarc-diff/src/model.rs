@@ -75,7 +75,7 @@ pub struct Diff {
     pub counts: Vec<TableCount>,
     /// The outcome of a gate ([`crate::gate::Gate::check`]), when one was
     /// given: every format writes it.
-    pub gate: Option<crate::gate::GateResult>,
+    pub gate: Option<GateResult>,
 }
 
 /// A compared table's row counts.
@@ -463,4 +463,35 @@ pub fn object_key(o: &ObjectEntry) -> String {
 pub fn payload_key(p: &PayloadEntry) -> String {
     let v = ndarc_json::Value::Array(vec![ndarc_json::Value::from(p.name.as_str())]);
     ndarc_json::to_canonical_string(&v)
+}
+
+/// A rule the diff broke.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Broken {
+    /// The stable code (SPEC.md §16): `gate_removed_rows`,
+    /// `gate_dropped_table`, `gate_dropped_column`, `gate_new_column`,
+    /// `gate_object_bytes` or `gate_configuration`.
+    pub code: &'static str,
+    /// The rule, as the JSON pointer of its member in the gate file
+    /// (`/tables/*/maxRemovedPercent`).
+    pub rule: String,
+    /// What broke it, for people.
+    pub message: String,
+}
+
+/// The outcome of a gate (`crate::gate::Gate::check`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GateResult {
+    /// The rules checked, as JSON pointers, in file order.
+    pub rules: Vec<String>,
+    /// The rules broken, in the order of [`GateResult::rules`] (a rule
+    /// may be broken several times: once per table, column or name).
+    pub broken: Vec<Broken>,
+}
+
+impl GateResult {
+    /// No rule was broken.
+    pub fn passed(&self) -> bool {
+        self.broken.is_empty()
+    }
 }

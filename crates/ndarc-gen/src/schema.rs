@@ -751,16 +751,7 @@ pub(crate) fn build(seed: u64, kinds: &[TableKind]) -> Vec<TableDef> {
 }
 
 fn ident(name: &str) -> String {
-    let plain = name
-        .bytes()
-        .next()
-        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    if plain && !["key", "order", "group", "values"].contains(&name.to_ascii_lowercase().as_str()) {
-        name.to_string()
-    } else {
-        format!("\"{}\"", name.replace('"', "\"\""))
-    }
+    ndarc_sql::quote_ident_if_needed(name)
 }
 
 fn finish(t: &mut TableDef) {

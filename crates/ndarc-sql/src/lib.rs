@@ -59,7 +59,7 @@ mod functions;
 mod quote;
 
 pub use functions::{is_builtin_scalar, BUILTIN_SCALAR_FUNCTIONS};
-pub use quote::{quote_ident, quote_literal};
+pub use quote::{quote_ident, quote_ident_if_needed, quote_literal};
 
 /// Why a table's `sql` is not the plain `CREATE TABLE` of that table. Its
 /// [`Display`](fmt::Display) says what SQLite found, as the end of a

@@ -16,6 +16,25 @@ pub fn quote_ident(name: &str) -> String {
     s
 }
 
+/// `name` as an SQL identifier written as people write one: bare when it
+/// is a plain name (ASCII letters, digits and `_`, not starting with a
+/// digit) other than the keywords `key`, `order`, `group` and `values`
+/// that the generator's schemas use as names, otherwise [`quote_ident`].
+/// For generated schemas, which should read like real ones; SQL that ndarc
+/// runs or writes for an archive's names always uses [`quote_ident`].
+pub fn quote_ident_if_needed(name: &str) -> String {
+    let plain = name
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if plain && !["key", "order", "group", "values"].contains(&name.to_ascii_lowercase().as_str()) {
+        name.to_string()
+    } else {
+        quote_ident(name)
+    }
+}
+
 /// `text` as an SQL string literal: in single quotes, inner single quotes
 /// doubled. Text holding NUL (where SQLite would end a literal) is written
 /// as its UTF-8 bytes, `CAST(X'…' AS TEXT)`, which keeps every byte.

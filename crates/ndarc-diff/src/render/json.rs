@@ -8,21 +8,7 @@ use crate::model::{
     object_key, payload_key, ArchiveInfo, Diff, EntryDiff, NameChanges, TableDiff, TableInfo,
 };
 
-fn obj(members: Vec<(&'static str, OwnedValue)>) -> OwnedValue {
-    let mut o = Object::new();
-    for (n, v) in members {
-        o.insert(n, v);
-    }
-    Value::Object(o)
-}
-
-fn s(text: &str) -> OwnedValue {
-    Value::String(text.to_string().into())
-}
-
-fn strings(list: &[String]) -> OwnedValue {
-    Value::Array(list.iter().map(|x| s(x)).collect())
-}
+use super::value::{gate, obj, s, strings};
 
 fn num(n: u64) -> OwnedValue {
     Value::Number(n as f64)
@@ -378,29 +364,6 @@ pub fn value(d: &Diff) -> OwnedValue {
         o.insert("gate", gate(g));
     }
     v
-}
-
-/// `{passed, rules, broken: [{code, rule, message}]}`.
-pub(crate) fn gate(g: &crate::gate::GateResult) -> OwnedValue {
-    obj(vec![
-        ("passed", Value::Bool(g.passed())),
-        ("rules", strings(&g.rules)),
-        (
-            "broken",
-            Value::Array(
-                g.broken
-                    .iter()
-                    .map(|b| {
-                        obj(vec![
-                            ("code", s(b.code)),
-                            ("rule", s(&b.rule)),
-                            ("message", s(&b.message)),
-                        ])
-                    })
-                    .collect(),
-            ),
-        ),
-    ])
 }
 
 /// Writes `v` as indented JSON (two spaces, members in canonical order,

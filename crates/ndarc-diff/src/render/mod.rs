@@ -17,6 +17,7 @@ mod human;
 pub mod json;
 mod markdown;
 mod stat;
+mod value;
 
 use std::io::{self, Write};
 

@@ -247,7 +247,7 @@ pub(crate) fn stat_json_value(d: &Diff) -> OwnedValue {
         ("stat", stat_value(d)),
     ];
     if let Some(g) = &d.gate {
-        m.push(("gate", super::json::gate(g)));
+        m.push(("gate", super::value::gate(g)));
     }
     obj(m)
 }

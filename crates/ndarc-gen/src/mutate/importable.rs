@@ -86,9 +86,18 @@ fn transfer_sql_limit(m: &mut Model, rng: &mut Rng) -> R<Edit> {
         .map(|i| col(&format!("{stem}{i:03}"), "INTEGER", 0, 0))
         .collect();
     let defs: Vec<String> = (0..50)
-        .map(|i| format!("\"{stem}{i:03}\" INTEGER"))
+        .map(|i| {
+            format!(
+                "{} INTEGER",
+                ndarc_sql::quote_ident(&format!("{stem}{i:03}"))
+            )
+        })
         .collect();
-    let sql = format!("CREATE TABLE \"{name}\" ({})", defs.join(", "));
+    let sql = format!(
+        "CREATE TABLE {} ({})",
+        ndarc_sql::quote_ident(&name),
+        defs.join(", ")
+    );
     m.add_table(&name, columns, sql)?;
     Ok(Edit::new(
         At::Manifest,
@@ -179,8 +188,8 @@ fn plain_table(name: &str, columns: Vec<V>, alias: Option<&str>) -> V {
         .map(|c| {
             let field = |k| c.get(k).and_then(Value::as_str).unwrap_or_default();
             format!(
-                "\"{}\" {}",
-                field("name").replace('"', "\"\""),
+                "{} {}",
+                ndarc_sql::quote_ident(field("name")),
                 field("type")
             )
         })

@@ -146,7 +146,7 @@ fn plain_table(m: &mut Model, rng: &mut Rng) -> R<Tab> {
 }
 
 fn q(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
+    ndarc_sql::quote_ident(name)
 }
 
 fn set_sql(m: &mut Model, t: &Tab, sql: String) -> R<()> {

@@ -168,24 +168,24 @@ fn table_order_case(m: &mut Model, rng: &mut Rng) -> R<Edit> {
 
 fn invalid_table_sql(m: &mut Model, rng: &mut Rng) -> R<Edit> {
     let t = m.some_table(rng)?;
-    let name = t.name.replace('"', "\"\"");
-    let cols: Vec<String> = t.cols.iter().map(|c| c.name.replace('"', "\"\"")).collect();
-    let cols = if cols.is_empty() {
+    let name = ndarc_sql::quote_ident(&t.name);
+    let cols = if t.cols.is_empty() {
         "x".to_string()
     } else {
-        cols.iter()
-            .map(|c| format!("\"{c}\""))
+        t.cols
+            .iter()
+            .map(|c| ndarc_sql::quote_ident(&c.name))
             .collect::<Vec<_>>()
             .join(", ")
     };
     let (sql, what) = match rng.below(3) {
         0 => (
-            format!("CREATE VIRTUAL TABLE \"{name}\" USING fts5({cols})"),
+            format!("CREATE VIRTUAL TABLE {name} USING fts5({cols})"),
             "a virtual table",
         ),
-        1 => (format!("CREATE VIEW \"{name}\" AS SELECT 1"), "a view"),
+        1 => (format!("CREATE VIEW {name} AS SELECT 1"), "a view"),
         _ => (
-            format!("CREATE TEMP TABLE \"{name}\" ({cols})"),
+            format!("CREATE TEMP TABLE {name} ({cols})"),
             "a CREATE TEMP TABLE statement",
         ),
     };
