@@ -635,3 +635,45 @@ fn base_archive_feeds_mutants_of_the_users_export() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a valid archive"));
     let _ = std::fs::remove_dir_all(&bad);
 }
+
+/// Without a terminal no progress line is drawn: standard error stays
+/// empty and the report is the same as before. `--quiet` prints nothing
+/// but still writes summary.json.
+#[test]
+fn no_progress_without_a_terminal_and_quiet_prints_nothing() {
+    let exec = format!("{} {{archive}}", fixture("accept-all.sh"));
+    let o = fuzz(&["--exec", &exec, "--runs", "3"], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let t = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        t.starts_with("fuzz-consumer: 3 runs (seed 0), 6 archives fed to: "),
+        "{t}"
+    );
+    assert!(!t.contains('\r') && !t.contains("3/3 runs"), "{t}");
+
+    let quiet = tmp("quiet");
+    let q = fuzz(
+        &[
+            "--exec",
+            &exec,
+            "--runs",
+            "3",
+            "-q",
+            "--outdir",
+            quiet.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(q.status.code(), Some(1));
+    assert!(q.stdout.is_empty());
+    assert!(q.stderr.is_empty());
+    let saved: Value =
+        serde_json::from_slice(&std::fs::read(quiet.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(saved["invalidAccepted"], 3);
+    let _ = std::fs::remove_dir_all(&quiet);
+}

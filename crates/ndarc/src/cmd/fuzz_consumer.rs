@@ -19,11 +19,12 @@ use ndarc_gen::mutate::file_codes;
 use ndarc_gen::{derive, generate_vec, mutate, GenOptions, Rng, Rows};
 
 use crate::child::{
-    self, run_child, shown_command, substitute, Outcome, RunArgs, Scratch, ARCHIVE_TOKEN,
+    self, progress_text, run_child, shown_command, substitute, Outcome, Progress, RunArgs, Scratch,
+    ARCHIVE_TOKEN,
 };
 use crate::cmd::mutate::{parse_code, prepare_outdir, write_atomic};
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::{Format, FormatArg, Mode};
+use crate::flags::{Format, FormatArg, Mode, Quiet};
 use crate::io::{AtomicFile, FileMode, ARCHIVE_MODE};
 use crate::term::{self, paint, Style};
 use crate::Context;
@@ -75,7 +76,10 @@ valid archive.
 Archives are written to a private temporary directory (ndarc-fuzz-consumer-PID-… in TMPDIR) \
 and removed afterwards, or by the next run if this one is killed outright; with --outdir, \
 each archive that shows a problem is copied there (RUN-valid.ndjson or RUN-CODE.ndjson) with \
-summary.json. Mutants of warning codes (still importable) are not fed.",
+summary.json. Mutants of warning codes (still importable) are not fed.
+
+On a terminal, a line on standard error shows the runs done, agreed and the \
+findings so far (not with --quiet).",
     after_help = EXAMPLES,
     mut_arg("exec", |a| a.help("The consumer: a command with {archive} where the path goes")),
     mut_arg("runs", |a| a.help("Runs: each feeds one valid archive and one mutant")),
@@ -97,6 +101,10 @@ pub struct Args {
     /// `--mode`: of the archives copied to --outdir (only with it).
     #[command(flatten)]
     pub mode: Mode,
+    /// `--quiet`: no report and no progress line; the exit status (and
+    /// summary.json with --outdir) tells.
+    #[command(flatten)]
+    pub quiet: Quiet,
     /// Only mutants of these codes (comma-separated, repeatable); default:
     /// every error code a file can show.
     #[arg(long, value_name = "CODES", value_delimiter = ',')]
@@ -312,7 +320,15 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     let timeout = args.run.time_limit();
     let mut fed: Vec<Fed> = Vec::new();
     let mut next_code = 0usize;
+    // Runs, agreements and findings so far, on a terminal only.
+    let mut status = term::StatusLine::for_stderr(args.quiet.quiet);
+    let mut progress = Progress {
+        total: args.run.runs,
+        ..Progress::default()
+    };
+    status.set(&progress_text("fuzz-consumer", &progress));
     for run in 0..args.run.runs {
+        let mut agreed = true;
         let opts = run_options(derive(args.run.seed, run));
         // The user's archive, or one generated for the run.
         let (valid, gen_seed) = match &base {
@@ -360,7 +376,10 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
                 outcome,
                 file,
             };
-            if f.problem().is_none() {
+            if f.problem().is_some() {
+                agreed = false;
+                progress.findings += 1;
+            } else {
                 let _ = fs::remove_file(&path);
                 // Only problems are reported: their output is all that is
                 // kept, and a mutant's bytes are dropped with it.
@@ -371,8 +390,13 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
                 }
             }
             fed.push(f);
+            status.set(&progress_text("fuzz-consumer", &progress));
         }
+        progress.done += 1;
+        progress.agreed += u64::from(agreed);
+        status.set(&progress_text("fuzz-consumer", &progress));
     }
+    status.clear();
     report(&args, &words, &fed, &scratch, ctx)
 }
 
@@ -446,7 +470,9 @@ fn report(
         f.commit()?;
     }
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-    let written = if args.format.get() == Format::Json {
+    let written = if args.quiet.quiet {
+        Ok(())
+    } else if args.format.get() == Format::Json {
         write_json(&mut stdout)
     } else {
         let text = human(args, words, fed, &problems, &summary, ctx);
