@@ -78,7 +78,9 @@ and removed afterwards, or by the next run if this one is killed outright; with 
 each archive that shows a problem is copied there (RUN-valid.ndjson or RUN-CODE.ndjson) with \
 summary.json. Mutants of warning codes (still importable) are not fed.
 
-On a terminal, a line on standard error shows the runs done, agreed and the \
+The report ends with a table per code: mutants tried, caught (rejected), missed (accepted), \
+misses first, the most harmful first (an unsafe or corrupt archive accepted before a cosmetic \
+order rule). On a terminal, a line on standard error shows the runs done, agreed and the \
 findings so far (not with --quiet).",
     after_help = EXAMPLES,
     mut_arg("exec", |a| a.help("The consumer: a command with {archive} where the path goes")),
@@ -457,6 +459,7 @@ fn report(
         "crashes": count(Kind::Crash),
         "timeouts": count(Kind::Timeout),
         "problems": problems.iter().map(|(f, k, s)| f.json(Some(*k), s.as_deref())).collect::<Vec<_>>(),
+        "codes": code_table(fed).iter().map(CodeRow::json).collect::<Vec<_>>(),
     });
     // Written straight from the value: no second copy as text.
     let write_json = |w: &mut dyn Write| -> std::io::Result<()> {
@@ -560,13 +563,126 @@ fn human(
         s.push('\n');
         s.push_str(&term::safe_text(&f.outcome.stderr_line()));
     }
+    s.push_str(&table_text(&code_table(fed)));
     s.push_str(&term::safe_text(&args.run.summary_line()));
+    s
+}
+
+/// One row of the per-code table: the mutants of one code fed, and what
+/// the consumer did with them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CodeRow {
+    code: Code,
+    /// Mutants fed.
+    tried: u64,
+    /// Rejected (a non-zero exit): the consumer caught the fault.
+    caught: u64,
+    /// Accepted (exit 0): the consumer missed it. Crashes and time-outs
+    /// are neither; they count in `tried` only.
+    missed: u64,
+}
+
+impl CodeRow {
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "code": self.code.as_str(),
+            "harm": self.code.harm().as_str(),
+            "tried": self.tried,
+            "caught": self.caught,
+            "missed": self.missed,
+        })
+    }
+}
+
+/// The per-code table: a row for each code a mutant of was fed, misses
+/// first, ranked by the harm of accepting the code ([`Code::harm`]:
+/// unsafe and corrupt archives first, cosmetic order rules last), then by
+/// name.
+fn code_table(fed: &[Fed]) -> Vec<CodeRow> {
+    let mut rows: Vec<CodeRow> = Vec::new();
+    for f in fed {
+        let Some(m) = &f.mutant else { continue };
+        let i = match rows.iter().position(|r| r.code == m.code) {
+            Some(i) => i,
+            None => {
+                rows.push(CodeRow {
+                    code: m.code,
+                    tried: 0,
+                    caught: 0,
+                    missed: 0,
+                });
+                rows.len() - 1
+            }
+        };
+        let r = &mut rows[i];
+        r.tried += 1;
+        let o = &f.outcome;
+        if !o.timed_out && o.signal.is_none() {
+            if o.accepted() {
+                r.missed += 1;
+            } else {
+                r.caught += 1;
+            }
+        }
+    }
+    rows.sort_by_key(|r| (r.missed == 0, r.code.harm(), r.code.as_str()));
+    rows
+}
+
+/// The per-code table as text, after a blank line; empty when no mutant
+/// was fed.
+fn table_text(rows: &[CodeRow]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let w = rows
+        .iter()
+        .map(|r| r.code.as_str().len())
+        .max()
+        .unwrap_or(0)
+        .max("code".len());
+    let mut s = format!(
+        "\nper code (misses first, most harmful first):\n  {:<w$}  {:<8}  {:>5}  {:>6}  {:>6}\n",
+        "code", "harm", "tried", "caught", "missed"
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "  {:<w$}  {:<8}  {:>5}  {:>6}  {:>6}\n",
+            r.code.as_str(),
+            r.code.harm().as_str(),
+            r.tried,
+            r.caught,
+            r.missed
+        ));
+    }
     s
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn table_text_aligns_and_ranks() {
+        let row = |code, tried, caught, missed| CodeRow {
+            code,
+            tried,
+            caught,
+            missed,
+        };
+        let text = table_text(&[
+            row(Code::Sha256Mismatch, 2, 1, 1),
+            row(Code::ItemOrder, 1, 1, 0),
+        ]);
+        assert_eq!(
+            text,
+            "\nper code (misses first, most harmful first):\n\
+             \x20 code             harm      tried  caught  missed\n\
+             \x20 sha256_mismatch  corrupt       2       1       1\n\
+             \x20 item_order       cosmetic      1       1       0\n"
+        );
+        assert_eq!(table_text(&[]), "");
+    }
 
     #[test]
     fn run_options_are_small_and_valid() {
