@@ -737,6 +737,44 @@ fn accept_all_misses_are_ranked_by_harm() {
     assert_eq!(rows.len() as u64, v["mutants"]["fed"].as_u64().unwrap());
 }
 
+/// The human report names the file it kept for each problem; nothing goes
+/// to standard error without a terminal.
+#[test]
+fn human_report_names_the_files_it_kept() {
+    let out = tmp("names");
+    let exec = format!("{} {{archive}}", fixture("accept-all.sh"));
+    let o = fuzz(
+        &[
+            "--exec",
+            &exec,
+            "--runs",
+            "3",
+            "--outdir",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let t = String::from_utf8(o.stdout).unwrap();
+    let named: Vec<&str> = t
+        .lines()
+        .filter(|l| l.starts_with("invalid_accepted: run "))
+        .map(|l| l.rsplit_once(" -> ").unwrap_or_else(|| panic!("{l}")).1)
+        .collect();
+    assert_eq!(named.len(), 3, "{t}");
+    for path in named {
+        assert!(Path::new(path).is_file(), "{path}");
+        assert!(path.ends_with(".ndjson"), "{path}");
+    }
+
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 /// Without a terminal no progress line is drawn: standard error stays
 /// empty and the report is the same as before. `--quiet` prints nothing
 /// but still writes summary.json.

@@ -77,7 +77,7 @@ the command on it. An archive must verify and have the contentHash of `ndarc pac
 database under the producer's own header (product, exportedAt, epoch, sourceIdentity, \
 requiredConfiguration); a database pack refuses must be refused (non-zero exit) and leave no \
 archive. Failing databases are shrunk (tables, then rows, then columns) and, with --outdir, kept \
-with summary.json. On a terminal, a line on standard error shows \
+with summary.json; the report names the files kept. On a terminal, a line on standard error shows \
 the runs done, agreed, the findings so far and the shrinking (not with --quiet).",
     after_help = EXAMPLES,
     mut_arg("exec", |a| a.help("The producer: a command with {db} and {archive} where the paths go")),
@@ -711,10 +711,16 @@ fn human(
             p.shrunk,
             p.shrink_runs
         ));
-        if let (Some(dir), Some(file)) = (&args.run.outdir, p.files.first()) {
-            s.push_str(&format!(" -> {}", dir.join(file).display()));
-        }
         s.push('\n');
+        // Every file kept for it, as summary.json's `files` names them.
+        if let (Some(dir), false) = (&args.run.outdir, p.files.is_empty()) {
+            let paths: Vec<String> = p
+                .files
+                .iter()
+                .map(|f| dir.join(f).display().to_string())
+                .collect();
+            s.push_str(&format!("  files: {}\n", term::one_line(&paths.join(", "))));
+        }
         for line in p.eval.detail.lines().take(12) {
             s.push_str(&format!("  {line}\n"));
         }
