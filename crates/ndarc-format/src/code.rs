@@ -264,6 +264,178 @@ codes! {
     ReferenceColumnExcluded = "reference_column_excluded", Error;
 }
 
+/// How much harm an importer does by accepting an archive that breaks a
+/// rule: the ranking `fuzz-consumer` sorts a consumer's misses by, most
+/// harmful first (the variants are in that order, so `Ord` ranks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Harm {
+    /// First: accepting it can do harm beyond the archive's own data. SQL
+    /// the importer runs, names that become identifiers or paths (control
+    /// characters, reserved `sqlite_`/`_cf_` names), objects outside their
+    /// bucket, development credentials, a member named twice (two parsers
+    /// read two different values), two rows with one key (one silently
+    /// overwrites the other), integers a JavaScript importer rounds into
+    /// another key.
+    Unsafe,
+    /// Second: the data imported is not the data exported, and nothing
+    /// else says so. A hash or size that does not match (an edit after
+    /// export, a damaged transfer), a truncated file (no closing line, no
+    /// final newline, a part or chunk missing), bytes after the end, wrong
+    /// counts or indexes (rows lost or repeated).
+    Corrupt,
+    /// Third: the lines are not the format's framing (JSON syntax, UTF-8,
+    /// a byte-order mark, CR, empty or overlong lines, depth, number range,
+    /// lone surrogates): readers disagree on what such a line says, so what
+    /// is imported depends on the importer's parser.
+    Framing,
+    /// Fourth: well-formed records that break a rule of the format or the
+    /// schema (a member missing or of the wrong type, a cell that does not
+    /// fit its column, an unknown table, a bad reference). The import
+    /// stores values the schema forbids or fails half-way, but the fault
+    /// is visible and no data is silently changed.
+    Invalid,
+    /// Last: everything is there and right; only the order or the spelling
+    /// differs from the producer's (canonical JSON, sorted tables, objects,
+    /// payloads, dependencies and items, how parts are cut). Accepting it
+    /// loses nothing but the archive's reproducibility; the order codes
+    /// also cover a repeated name, which ranks here by their usual case (a
+    /// swap).
+    Cosmetic,
+}
+
+impl Harm {
+    /// Every class, most harmful first.
+    pub const ALL: [Harm; 5] = [
+        Harm::Unsafe,
+        Harm::Corrupt,
+        Harm::Framing,
+        Harm::Invalid,
+        Harm::Cosmetic,
+    ];
+
+    /// The snake_case name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Harm::Unsafe => "unsafe",
+            Harm::Corrupt => "corrupt",
+            Harm::Framing => "framing",
+            Harm::Invalid => "invalid",
+            Harm::Cosmetic => "cosmetic",
+        }
+    }
+}
+
+impl fmt::Display for Harm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Code {
+    /// The harm of accepting an archive with this finding: the one place
+    /// codes are ranked (see [`Harm`] for why each class ranks where it
+    /// does). Every code is listed, so a new code must be ranked.
+    pub fn harm(self) -> Harm {
+        use Code as C;
+        match self {
+            C::TableSql
+            | C::InvalidTableSql
+            | C::InvalidName
+            | C::ReservedTable
+            | C::ReservedColumn
+            | C::DuplicateColumn
+            | C::DevData
+            | C::JsonDuplicateMember
+            | C::DuplicateRowKey
+            | C::UnsafeInteger
+            | C::ExcludedTablePresent
+            | C::PolicyExclusion
+            | C::PolicyBucket => Harm::Unsafe,
+            C::ContentHashMismatch
+            | C::ArchiveHashMismatch
+            | C::Sha256Mismatch
+            | C::SizeMismatch
+            | C::InvalidSha256
+            | C::SchemaMismatch
+            | C::BinaryMissing
+            | C::ChunkOffset
+            | C::EmptyChunk
+            | C::ClosingMissing
+            | C::MissingFinalNewline
+            | C::TrailingData
+            | C::ManifestMissing
+            | C::PartMissing
+            | C::PartConflict
+            | C::PartCountMismatch
+            | C::PartIndex
+            | C::RowCount
+            | C::RowIndex
+            | C::PolicyContentHash => Harm::Corrupt,
+            C::JsonSyntax
+            | C::JsonInvalidUtf8
+            | C::JsonBom
+            | C::JsonLoneSurrogate
+            | C::JsonNumberRange
+            | C::JsonDepth
+            | C::EmptyLine
+            | C::CarriageReturn
+            | C::LineTooLong => Harm::Framing,
+            C::RecordKind
+            | C::UnknownMember
+            | C::MissingMember
+            | C::MemberType
+            | C::UnsupportedFormat
+            | C::UnsupportedVersion
+            | C::InvalidExportedAt
+            | C::InvalidInteger
+            | C::EmptyColumns
+            | C::InvalidNotnull
+            | C::InvalidPk
+            | C::GeneratedPrimaryKey
+            | C::InvalidGenerated
+            | C::ExcludedForeignKey
+            | C::MissingDependency
+            | C::RowidAliasMismatch
+            | C::UnsupportedCopyRowid
+            | C::TransferSqlLimit
+            | C::DefaultExcludedTable
+            | C::InvalidMetadata
+            | C::ExcludedColumnUnknown
+            | C::ExcludedColumnRequired
+            | C::ExcludedColumnDuplicate
+            | C::DuplicateConfiguration
+            | C::UnknownTable
+            | C::UnknownObject
+            | C::UnknownPayload
+            | C::RowColumns
+            | C::RowNotNull
+            | C::RowType
+            | C::InvalidBase64
+            | C::RowidOrder
+            | C::PolicyProduct
+            | C::PolicySchema
+            | C::PolicyConfiguration
+            | C::PolicyTableMissing
+            | C::PolicyPayload
+            | C::ObjectReferences
+            | C::ReferenceColumnMissing
+            | C::ReferenceColumnExcluded => Harm::Invalid,
+            C::NotCanonical
+            | C::TableOrder
+            | C::DependencyOrder
+            | C::ObjectOrder
+            | C::PayloadOrder
+            | C::ExcludedTableOrder
+            | C::ItemOrder
+            | C::RowKeyOrder
+            | C::EmptyPart
+            | C::MixedPart
+            | C::PartRowCount
+            | C::ChunkSize => Harm::Cosmetic,
+        }
+    }
+}
+
 impl fmt::Display for Code {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -310,6 +482,24 @@ mod tests {
         }
         for k in ndarc_json::ErrorKind::ALL {
             assert_eq!(Code::from(k).as_str(), k.code());
+        }
+    }
+
+    #[test]
+    fn harm_ranks_corruption_before_cosmetics() {
+        assert!(Code::ContentHashMismatch.harm() < Code::NotCanonical.harm());
+        assert!(Code::TableSql.harm() < Code::ClosingMissing.harm());
+        assert_eq!(Code::ClosingMissing.harm(), Harm::Corrupt);
+        assert_eq!(Code::DuplicateRowKey.harm(), Harm::Unsafe);
+        assert_eq!(Code::JsonSyntax.harm(), Harm::Framing);
+        assert_eq!(Code::RowType.harm(), Harm::Invalid);
+        assert_eq!(Code::ItemOrder.harm(), Harm::Cosmetic);
+        let mut sorted = Harm::ALL;
+        sorted.sort();
+        assert_eq!(sorted, Harm::ALL);
+        // Every class holds some code.
+        for h in Harm::ALL {
+            assert!(Code::ALL.iter().any(|c| c.harm() == h), "{h}");
         }
     }
 }

@@ -41,7 +41,7 @@ pub mod summary;
 
 pub use assemble::{Assembler, Collector, Outcome, PartRun};
 pub use catalogue::Affinity;
-pub use code::{Code, Severity};
+pub use code::{Code, Harm, Severity};
 pub use finding::{pointer, Finding};
 pub use hash::{ArchiveHasher, ContentHasher, Digest32};
 pub use key::PartKeys;

@@ -30,6 +30,41 @@ pub fn parse_seconds(s: &str) -> Result<f64, String> {
     }
 }
 
+/// Where a fuzzer is, for its status line on a terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Progress {
+    /// Runs finished.
+    pub done: u64,
+    /// Runs in all (`--runs`).
+    pub total: u64,
+    /// Runs on which the program under test agreed with the format.
+    pub agreed: u64,
+    /// Problems found so far (disagreements, crashes, time-outs).
+    pub findings: u64,
+    /// While a failing input is being shrunk: the program's runs spent on
+    /// it so far.
+    pub shrinking: Option<usize>,
+}
+
+/// The text of a fuzzer's status line, such as `fuzz-producer: 12/40 runs,
+/// 11 agreed, 1 finding, shrinking… (35 tries)`.
+pub fn progress_text(command: &str, p: &Progress) -> String {
+    let plural = if p.findings == 1 { "" } else { "s" };
+    let mut s = format!(
+        "{command}: {}/{} runs, {} agreed, {} finding{plural}",
+        p.done, p.total, p.agreed, p.findings
+    );
+    if let Some(tries) = p.shrinking {
+        let tries = if tries == 1 {
+            "1 try".to_string()
+        } else {
+            format!("{tries} tries")
+        };
+        s.push_str(&format!(", shrinking\u{2026} ({tries})"));
+    }
+    s
+}
+
 /// Parses `--max-output`: a byte size (K, M suffixes), at most 1M, since
 /// the output is kept in memory for the report.
 pub fn parse_max_output(s: &str) -> Result<usize, String> {
@@ -438,6 +473,36 @@ pub fn shown_command(words: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn progress_line_text() {
+        let mut p = Progress {
+            done: 3,
+            total: 20,
+            agreed: 2,
+            findings: 1,
+            shrinking: None,
+        };
+        assert_eq!(
+            progress_text("fuzz-producer", &p),
+            "fuzz-producer: 3/20 runs, 2 agreed, 1 finding"
+        );
+        p.shrinking = Some(0);
+        assert_eq!(
+            progress_text("fuzz-producer", &p),
+            "fuzz-producer: 3/20 runs, 2 agreed, 1 finding, shrinking\u{2026} (0 tries)"
+        );
+        p.shrinking = Some(1);
+        p.findings = 2;
+        assert_eq!(
+            progress_text("fuzz-consumer", &p),
+            "fuzz-consumer: 3/20 runs, 2 agreed, 2 findings, shrinking\u{2026} (1 try)"
+        );
+        assert_eq!(
+            progress_text("fuzz-consumer", &Progress::default()),
+            "fuzz-consumer: 0/0 runs, 0 agreed, 0 findings"
+        );
+    }
 
     #[test]
     fn words_split_like_a_shell() {

@@ -198,6 +198,68 @@ pub fn shell_word(name: &str) -> String {
     }
 }
 
+/// A status line on standard error that is redrawn in place (an
+/// `indicatif` bar of one message, like `verify`'s progress bar), for
+/// commands that run for long without output. It is drawn only when
+/// enabled (see [`StatusLine::for_stderr`]) and is cleared when dropped,
+/// so that what follows on standard error or standard output starts on a
+/// clean line.
+pub struct StatusLine {
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl StatusLine {
+    /// A line shown only when `quiet` is off and standard error is a
+    /// terminal: nothing is written to a pipe or a file.
+    pub fn for_stderr(quiet: bool) -> StatusLine {
+        StatusLine::new(!quiet && io::stderr().is_terminal())
+    }
+
+    /// A line on standard error when `enabled`, else one that draws
+    /// nothing.
+    pub fn new(enabled: bool) -> StatusLine {
+        let bar = enabled.then(|| {
+            let b = indicatif::ProgressBar::with_draw_target(
+                None,
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {wide_msg}") {
+                b.set_style(style);
+            }
+            // Redrawn even while nothing changes (a slow program under
+            // test), so the line shows it is alive and its latest text.
+            b.enable_steady_tick(std::time::Duration::from_millis(200));
+            b
+        });
+        StatusLine { bar }
+    }
+
+    /// Whether the line is drawn.
+    pub fn enabled(&self) -> bool {
+        self.bar.is_some()
+    }
+
+    /// Replaces the line's text (made one safe line).
+    pub fn set(&self, text: &str) {
+        if let Some(b) = &self.bar {
+            b.set_message(one_line(text));
+        }
+    }
+
+    /// Erases the line; nothing is drawn after.
+    pub fn clear(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Drop for StatusLine {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

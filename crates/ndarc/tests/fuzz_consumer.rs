@@ -635,3 +635,184 @@ fn base_archive_feeds_mutants_of_the_users_export() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a valid archive"));
     let _ = std::fs::remove_dir_all(&bad);
 }
+
+/// The per-code table ranks the misses by harm: the hash mismatches the
+/// lax consumer accepts (a corrupt archive) come first, the cosmetic order
+/// and canonical-form rules it catches last, in the report and the JSON.
+#[test]
+fn per_code_table_ranks_misses_by_harm() {
+    let exec = fixture("ignore-hashes.py");
+    let args = [
+        "--exec",
+        &exec,
+        "--runs",
+        "4",
+        "--seed",
+        "2",
+        "--codes",
+        "not_canonical,item_order,content_hash_mismatch,row_type",
+    ];
+    let o = fuzz(&[&args[..], &["--format", "json"]].concat(), &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let v = summary(&o);
+    let rows = v["codes"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["code"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "content_hash_mismatch",
+            "row_type",
+            "item_order",
+            "not_canonical"
+        ],
+        "{v:#}"
+    );
+    assert_eq!(
+        rows[0],
+        serde_json::json!({"code": "content_hash_mismatch", "harm": "corrupt",
+            "tried": 1, "caught": 0, "missed": 1})
+    );
+    for r in &rows[1..] {
+        assert_eq!(
+            (&r["tried"], &r["caught"], &r["missed"]),
+            (&1.into(), &1.into(), &0.into()),
+            "{r}"
+        );
+    }
+    assert_eq!(rows[1]["harm"], "invalid");
+    assert_eq!(rows[2]["harm"], "cosmetic");
+    assert_eq!(rows[3]["harm"], "cosmetic");
+
+    let h = fuzz(&args, &[]);
+    assert_eq!(h.status.code(), Some(1));
+    let t = String::from_utf8(h.stdout).unwrap();
+    let table = t
+        .split("per code (misses first, most harmful first):\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{t}"));
+    let lines: Vec<Vec<&str>> = table
+        .lines()
+        .take(5)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(lines[0], ["code", "harm", "tried", "caught", "missed"]);
+    assert_eq!(
+        lines[1],
+        ["content_hash_mismatch", "corrupt", "1", "0", "1"]
+    );
+    assert_eq!(lines[2], ["row_type", "invalid", "1", "1", "0"]);
+    assert_eq!(lines[3][0], "item_order");
+    assert_eq!(lines[4], ["not_canonical", "cosmetic", "1", "1", "0"]);
+    // Without a terminal nothing is drawn on standard error.
+    assert!(
+        h.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&h.stderr)
+    );
+}
+
+/// A consumer that misses everything: the misses come most harmful first,
+/// unsafe and corrupt archives before cosmetic order rules.
+#[test]
+fn accept_all_misses_are_ranked_by_harm() {
+    let exec = format!("{} {{archive}}", fixture("accept-all.sh"));
+    let o = fuzz(&["--exec", &exec, "--runs", "70", "--format", "json"], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let v = summary(&o);
+    let rank = ["unsafe", "corrupt", "framing", "invalid", "cosmetic"];
+    let rows = v["codes"].as_array().unwrap();
+    let ranks: Vec<usize> = rows
+        .iter()
+        .map(|r| {
+            assert_eq!(r["missed"], r["tried"], "{r}");
+            rank.iter().position(|h| r["harm"] == *h).unwrap()
+        })
+        .collect();
+    assert!(ranks.windows(2).all(|w| w[0] <= w[1]), "{ranks:?}");
+    let at = |code: &str| rows.iter().position(|r| r["code"] == code).unwrap();
+    assert!(at("table_sql") < at("closing_missing"));
+    assert!(at("closing_missing") < at("json_syntax"));
+    assert!(at("sha256_mismatch") < at("item_order"));
+    assert!(at("duplicate_row_key") < at("not_canonical"));
+    assert_eq!(rows.len() as u64, v["mutants"]["fed"].as_u64().unwrap());
+}
+
+/// The human report names the file it kept for each problem; nothing goes
+/// to standard error without a terminal.
+#[test]
+fn human_report_names_the_files_it_kept() {
+    let out = tmp("names");
+    let exec = format!("{} {{archive}}", fixture("accept-all.sh"));
+    let o = fuzz(
+        &[
+            "--exec",
+            &exec,
+            "--runs",
+            "3",
+            "--outdir",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let t = String::from_utf8(o.stdout).unwrap();
+    let named: Vec<&str> = t
+        .lines()
+        .filter(|l| l.starts_with("invalid_accepted: run "))
+        .map(|l| l.rsplit_once(" -> ").unwrap_or_else(|| panic!("{l}")).1)
+        .collect();
+    assert_eq!(named.len(), 3, "{t}");
+    for path in named {
+        assert!(Path::new(path).is_file(), "{path}");
+        assert!(path.ends_with(".ndjson"), "{path}");
+    }
+
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Without a terminal no progress line is drawn: standard error stays
+/// empty and the report is the same as before. `--quiet` prints nothing
+/// but still writes summary.json.
+#[test]
+fn no_progress_without_a_terminal_and_quiet_prints_nothing() {
+    let exec = format!("{} {{archive}}", fixture("accept-all.sh"));
+    let o = fuzz(&["--exec", &exec, "--runs", "3"], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let t = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        t.starts_with("fuzz-consumer: 3 runs (seed 0), 6 archives fed to: "),
+        "{t}"
+    );
+    assert!(!t.contains('\r') && !t.contains("3/3 runs"), "{t}");
+
+    let quiet = tmp("quiet");
+    let q = fuzz(
+        &[
+            "--exec",
+            &exec,
+            "--runs",
+            "3",
+            "-q",
+            "--outdir",
+            quiet.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(q.status.code(), Some(1));
+    assert!(q.stdout.is_empty());
+    assert!(q.stderr.is_empty());
+    let saved: Value =
+        serde_json::from_slice(&std::fs::read(quiet.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(saved["invalidAccepted"], 3);
+    let _ = std::fs::remove_dir_all(&quiet);
+}

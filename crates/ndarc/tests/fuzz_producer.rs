@@ -260,3 +260,100 @@ fn a_non_canonical_archive_is_reported_with_offset_pointer_and_rule() {
     assert!(text.contains("line 1, byte 9: not_canonical"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The human report names every file it kept for a failure (the shrunk
+/// database and both archives, as summary.json's `files`), and each is
+/// there; nothing goes to standard error without a terminal.
+#[test]
+fn human_report_names_every_file_it_kept() {
+    let dir = tmp("names");
+    let out = dir.join("out");
+    let exec = script(
+        &dir,
+        "\"$NDARC\" pack \"$1\" -o \"$2.tmp\"\n\"$NDARC\" mutate --code row_type \"$2.tmp\" -o \"$2\" >/dev/null\nrm -f \"$2.tmp\"",
+    );
+    let o = fuzz(&[
+        "--exec",
+        &exec,
+        "--runs",
+        "2",
+        "--seed",
+        "5",
+        "--outdir",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let t = String::from_utf8(o.stdout).unwrap();
+    let lists: Vec<Vec<&str>> = t
+        .lines()
+        .filter_map(|l| l.strip_prefix("  files: "))
+        .map(|l| l.split(", ").collect())
+        .collect();
+    assert_eq!(lists.len(), 2, "{t}");
+    let saved: Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    for (list, p) in lists.iter().zip(saved["problems"].as_array().unwrap()) {
+        let want: Vec<String> = p["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| out.join(f.as_str().unwrap()).display().to_string())
+            .collect();
+        assert_eq!(list, &want, "{t}");
+        assert_eq!(list.len(), 3, "{t}");
+        for f in list {
+            assert!(Path::new(f).is_file(), "{f}");
+        }
+        let stem = format!("{:04}-invalid_archive", p["run"].as_u64().unwrap());
+        assert!(list[0].ends_with(&format!("{stem}.db")), "{t}");
+        assert!(list[1].ends_with(&format!("{stem}.ndjson")), "{t}");
+        assert!(list[2].ends_with(&format!("{stem}.expected.ndjson")), "{t}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Without a terminal no progress line is drawn (standard error stays
+/// empty, shrinking included); `--quiet` prints nothing but still writes
+/// summary.json.
+#[test]
+fn no_progress_without_a_terminal_and_quiet_prints_nothing() {
+    let dir = tmp("quiet");
+    let exec = script(
+        &dir,
+        "\"$NDARC\" pack \"$1\" -o \"$2.tmp\"\n\"$NDARC\" mutate --code row_type \"$2.tmp\" -o \"$2\" >/dev/null\nrm -f \"$2.tmp\"",
+    );
+    let o = fuzz(&["--exec", &exec, "--runs", "2", "--seed", "5"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let t = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        t.starts_with("fuzz-producer: 2 databases (seed 5) fed to: "),
+        "{t}"
+    );
+    assert!(!t.contains('\r') && !t.contains("shrinking"), "{t}");
+    let quiet = dir.join("quiet");
+    let q = fuzz(&[
+        "--exec",
+        &exec,
+        "--runs",
+        "2",
+        "--seed",
+        "5",
+        "-q",
+        "--outdir",
+        quiet.to_str().unwrap(),
+    ]);
+    assert_eq!(q.status.code(), Some(1));
+    assert!(q.stdout.is_empty() && q.stderr.is_empty());
+    assert!(quiet.join("summary.json").is_file());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -19,11 +19,12 @@ use ndarc_gen::mutate::file_codes;
 use ndarc_gen::{derive, generate_vec, mutate, GenOptions, Rng, Rows};
 
 use crate::child::{
-    self, run_child, shown_command, substitute, Outcome, RunArgs, Scratch, ARCHIVE_TOKEN,
+    self, progress_text, run_child, shown_command, substitute, Outcome, Progress, RunArgs, Scratch,
+    ARCHIVE_TOKEN,
 };
 use crate::cmd::mutate::{parse_code, prepare_outdir, write_atomic};
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::{Format, FormatArg, Mode};
+use crate::flags::{Format, FormatArg, Mode, Quiet};
 use crate::io::{AtomicFile, FileMode, ARCHIVE_MODE};
 use crate::term::{self, paint, Style};
 use crate::Context;
@@ -75,7 +76,12 @@ valid archive.
 Archives are written to a private temporary directory (ndarc-fuzz-consumer-PID-… in TMPDIR) \
 and removed afterwards, or by the next run if this one is killed outright; with --outdir, \
 each archive that shows a problem is copied there (RUN-valid.ndjson or RUN-CODE.ndjson) with \
-summary.json. Mutants of warning codes (still importable) are not fed.",
+summary.json. Mutants of warning codes (still importable) are not fed.
+
+The report ends with a table per code: mutants tried, caught (rejected), missed (accepted), \
+misses first, the most harmful first (an unsafe or corrupt archive accepted before a cosmetic \
+order rule). On a terminal, a line on standard error shows the runs done, agreed and the \
+findings so far (not with --quiet).",
     after_help = EXAMPLES,
     mut_arg("exec", |a| a.help("The consumer: a command with {archive} where the path goes")),
     mut_arg("runs", |a| a.help("Runs: each feeds one valid archive and one mutant")),
@@ -97,6 +103,10 @@ pub struct Args {
     /// `--mode`: of the archives copied to --outdir (only with it).
     #[command(flatten)]
     pub mode: Mode,
+    /// `--quiet`: no report and no progress line; the exit status (and
+    /// summary.json with --outdir) tells.
+    #[command(flatten)]
+    pub quiet: Quiet,
     /// Only mutants of these codes (comma-separated, repeatable); default:
     /// every error code a file can show.
     #[arg(long, value_name = "CODES", value_delimiter = ',')]
@@ -312,7 +322,15 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     let timeout = args.run.time_limit();
     let mut fed: Vec<Fed> = Vec::new();
     let mut next_code = 0usize;
+    // Runs, agreements and findings so far, on a terminal only.
+    let mut status = term::StatusLine::for_stderr(args.quiet.quiet);
+    let mut progress = Progress {
+        total: args.run.runs,
+        ..Progress::default()
+    };
+    status.set(&progress_text("fuzz-consumer", &progress));
     for run in 0..args.run.runs {
+        let mut agreed = true;
         let opts = run_options(derive(args.run.seed, run));
         // The user's archive, or one generated for the run.
         let (valid, gen_seed) = match &base {
@@ -360,7 +378,10 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
                 outcome,
                 file,
             };
-            if f.problem().is_none() {
+            if f.problem().is_some() {
+                agreed = false;
+                progress.findings += 1;
+            } else {
                 let _ = fs::remove_file(&path);
                 // Only problems are reported: their output is all that is
                 // kept, and a mutant's bytes are dropped with it.
@@ -371,8 +392,13 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
                 }
             }
             fed.push(f);
+            status.set(&progress_text("fuzz-consumer", &progress));
         }
+        progress.done += 1;
+        progress.agreed += u64::from(agreed);
+        status.set(&progress_text("fuzz-consumer", &progress));
     }
+    status.clear();
     report(&args, &words, &fed, &scratch, ctx)
 }
 
@@ -433,6 +459,7 @@ fn report(
         "crashes": count(Kind::Crash),
         "timeouts": count(Kind::Timeout),
         "problems": problems.iter().map(|(f, k, s)| f.json(Some(*k), s.as_deref())).collect::<Vec<_>>(),
+        "codes": code_table(fed).iter().map(CodeRow::json).collect::<Vec<_>>(),
     });
     // Written straight from the value: no second copy as text.
     let write_json = |w: &mut dyn Write| -> std::io::Result<()> {
@@ -446,7 +473,9 @@ fn report(
         f.commit()?;
     }
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-    let written = if args.format.get() == Format::Json {
+    let written = if args.quiet.quiet {
+        Ok(())
+    } else if args.format.get() == Format::Json {
         write_json(&mut stdout)
     } else {
         let text = human(args, words, fed, &problems, &summary, ctx);
@@ -534,13 +563,126 @@ fn human(
         s.push('\n');
         s.push_str(&term::safe_text(&f.outcome.stderr_line()));
     }
+    s.push_str(&table_text(&code_table(fed)));
     s.push_str(&term::safe_text(&args.run.summary_line()));
+    s
+}
+
+/// One row of the per-code table: the mutants of one code fed, and what
+/// the consumer did with them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CodeRow {
+    code: Code,
+    /// Mutants fed.
+    tried: u64,
+    /// Rejected (a non-zero exit): the consumer caught the fault.
+    caught: u64,
+    /// Accepted (exit 0): the consumer missed it. Crashes and time-outs
+    /// are neither; they count in `tried` only.
+    missed: u64,
+}
+
+impl CodeRow {
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "code": self.code.as_str(),
+            "harm": self.code.harm().as_str(),
+            "tried": self.tried,
+            "caught": self.caught,
+            "missed": self.missed,
+        })
+    }
+}
+
+/// The per-code table: a row for each code a mutant of was fed, misses
+/// first, ranked by the harm of accepting the code ([`Code::harm`]:
+/// unsafe and corrupt archives first, cosmetic order rules last), then by
+/// name.
+fn code_table(fed: &[Fed]) -> Vec<CodeRow> {
+    let mut rows: Vec<CodeRow> = Vec::new();
+    for f in fed {
+        let Some(m) = &f.mutant else { continue };
+        let i = match rows.iter().position(|r| r.code == m.code) {
+            Some(i) => i,
+            None => {
+                rows.push(CodeRow {
+                    code: m.code,
+                    tried: 0,
+                    caught: 0,
+                    missed: 0,
+                });
+                rows.len() - 1
+            }
+        };
+        let r = &mut rows[i];
+        r.tried += 1;
+        let o = &f.outcome;
+        if !o.timed_out && o.signal.is_none() {
+            if o.accepted() {
+                r.missed += 1;
+            } else {
+                r.caught += 1;
+            }
+        }
+    }
+    rows.sort_by_key(|r| (r.missed == 0, r.code.harm(), r.code.as_str()));
+    rows
+}
+
+/// The per-code table as text, after a blank line; empty when no mutant
+/// was fed.
+fn table_text(rows: &[CodeRow]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let w = rows
+        .iter()
+        .map(|r| r.code.as_str().len())
+        .max()
+        .unwrap_or(0)
+        .max("code".len());
+    let mut s = format!(
+        "\nper code (misses first, most harmful first):\n  {:<w$}  {:<8}  {:>5}  {:>6}  {:>6}\n",
+        "code", "harm", "tried", "caught", "missed"
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "  {:<w$}  {:<8}  {:>5}  {:>6}  {:>6}\n",
+            r.code.as_str(),
+            r.code.harm().as_str(),
+            r.tried,
+            r.caught,
+            r.missed
+        ));
+    }
     s
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn table_text_aligns_and_ranks() {
+        let row = |code, tried, caught, missed| CodeRow {
+            code,
+            tried,
+            caught,
+            missed,
+        };
+        let text = table_text(&[
+            row(Code::Sha256Mismatch, 2, 1, 1),
+            row(Code::ItemOrder, 1, 1, 0),
+        ]);
+        assert_eq!(
+            text,
+            "\nper code (misses first, most harmful first):\n\
+             \x20 code             harm      tried  caught  missed\n\
+             \x20 sha256_mismatch  corrupt       2       1       1\n\
+             \x20 item_order       cosmetic      1       1       0\n"
+        );
+        assert_eq!(table_text(&[]), "");
+    }
 
     #[test]
     fn run_options_are_small_and_valid() {

@@ -26,11 +26,13 @@ use std::time::{Duration, Instant};
 use ndarc_sqlite::fuzzdb::{self, DbSpec, FuzzOptions};
 use ndarc_sqlite::pack::{pack, PackOptions};
 
-use crate::child::{self, run_child, shown_command, substitute, Outcome, RunArgs, Scratch};
+use crate::child::{
+    self, progress_text, run_child, shown_command, substitute, Outcome, Progress, RunArgs, Scratch,
+};
 use crate::cmd::mutate::{prepare_outdir, write_atomic};
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::{Format, FormatArg};
-use crate::term::{paint, Style};
+use crate::flags::{Format, FormatArg, Quiet};
+use crate::term::{self, paint, Style};
 use crate::Context;
 
 /// The token replaced by the database's path.
@@ -75,7 +77,8 @@ the command on it. An archive must verify and have the contentHash of `ndarc pac
 database under the producer's own header (product, exportedAt, epoch, sourceIdentity, \
 requiredConfiguration); a database pack refuses must be refused (non-zero exit) and leave no \
 archive. Failing databases are shrunk (tables, then rows, then columns) and, with --outdir, kept \
-with summary.json.",
+with summary.json; the report names the files kept. On a terminal, a line on standard error shows \
+the runs done, agreed, the findings so far and the shrinking (not with --quiet).",
     after_help = EXAMPLES,
     mut_arg("exec", |a| a.help("The producer: a command with {db} and {archive} where the paths go")),
     mut_arg("runs", |a| a.help("Databases to feed")),
@@ -103,6 +106,10 @@ pub struct Args {
     /// error per run in the report (K, M suffixes; at most 1M).
     #[arg(long, default_value = "2000", value_name = "BYTES", value_parser = child::parse_max_output)]
     pub max_output: usize,
+    /// `--quiet`: no report and no progress line; the exit status (and
+    /// summary.json with --outdir) tells.
+    #[command(flatten)]
+    pub quiet: Quiet,
 }
 
 /// What went wrong with one database.
@@ -475,7 +482,17 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     let (mut archivable, mut refusable) = (0u64, 0u64);
     let mut refusal_codes: std::collections::BTreeMap<String, u64> = Default::default();
     let mut planned_mismatch = Vec::new();
+    // Runs, agreements, findings and shrinking, on a terminal only.
+    let mut status = term::StatusLine::for_stderr(args.quiet.quiet);
+    let mut progress = Progress {
+        total: args.run.runs,
+        ..Progress::default()
+    };
+    status.set(&progress_text("fuzz-producer", &progress));
     for run in 0..args.run.runs {
+        if run > 0 {
+            status.set(&progress_text("fuzz-producer", &progress));
+        }
         let db = fuzzdb::for_run(args.run.seed, run, &gen);
         let ev = session.eval(&db.spec)?.ok_or_else(|| {
             Failure::new(format!(
@@ -497,17 +514,29 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
                 "pack": ev.refused.as_ref().map(|r| &r.0),
             }));
         }
+        progress.done += 1;
         let Some(kind) = ev.kind else {
+            progress.agreed += 1;
             continue;
         };
+        progress.findings += 1;
         let (small, tries) = if kind == Kind::Timeout {
             (db.spec.clone(), 0)
         } else {
-            fuzzdb::shrink(
-                &db.spec,
-                args.shrink_budget,
-                |cand| matches!(session.eval(cand), Ok(Some(e)) if e.kind == Some(kind)),
-            )
+            let mut tried = 0usize;
+            fuzzdb::shrink(&db.spec, args.shrink_budget, |cand| {
+                if status.enabled() {
+                    status.set(&progress_text(
+                        "fuzz-producer",
+                        &Progress {
+                            shrinking: Some(tried),
+                            ..progress
+                        },
+                    ));
+                }
+                tried += 1;
+                matches!(session.eval(cand), Ok(Some(e)) if e.kind == Some(kind))
+            })
         };
         // Feed the smallest database again for its files and details (the
         // scratch files are the last run's); when it no longer fails the
@@ -532,6 +561,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         }
         problems.push(p);
     }
+    status.clear();
     let elapsed = start.elapsed().as_secs_f64();
     let count = |k: Kind| problems.iter().filter(|p| p.kind == k).count();
     let by_kind: serde_json::Map<String, serde_json::Value> = Kind::ALL
@@ -566,7 +596,9 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             crate::io::FileMode::Umask,
         )?;
     }
-    let out = if args.format.get() == Format::Json {
+    let out = if args.quiet.quiet {
+        Vec::new()
+    } else if args.format.get() == Format::Json {
         text
     } else {
         human(&args, &session.words, &problems, &summary, ctx).into_bytes()
@@ -679,10 +711,16 @@ fn human(
             p.shrunk,
             p.shrink_runs
         ));
-        if let (Some(dir), Some(file)) = (&args.run.outdir, p.files.first()) {
-            s.push_str(&format!(" -> {}", dir.join(file).display()));
-        }
         s.push('\n');
+        // Every file kept for it, as summary.json's `files` names them.
+        if let (Some(dir), false) = (&args.run.outdir, p.files.is_empty()) {
+            let paths: Vec<String> = p
+                .files
+                .iter()
+                .map(|f| dir.join(f).display().to_string())
+                .collect();
+            s.push_str(&format!("  files: {}\n", term::one_line(&paths.join(", "))));
+        }
         for line in p.eval.detail.lines().take(12) {
             s.push_str(&format!("  {line}\n"));
         }
