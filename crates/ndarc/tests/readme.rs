@@ -242,7 +242,10 @@ fn the_ci_recipe_runs_as_written() {
     let (status, summary, outputs) = run_step(dir, &diff);
     assert_eq!(status, 1, "{summary}");
     assert!(summary.contains("Gate: failed"), "{summary}");
-    assert!(summary.contains("<code>/maxRemovedPercent</code>"), "{summary}");
+    assert!(
+        summary.contains("<code>/maxRemovedPercent</code>"),
+        "{summary}"
+    );
     assert_eq!(outputs, "changed=true\n");
 
     // The same export: nothing changed, the step passes.
