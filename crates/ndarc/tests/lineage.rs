@@ -297,3 +297,52 @@ fn a_broken_later_archive_is_verified_as_usual() {
     // The lineage itself holds.
     assert_eq!(doc["lineage"]["follows"], true);
 }
+
+#[test]
+fn gen_later_writes_an_export_that_follows() {
+    let d = Scratch::new("lineage-gen");
+    let small = [
+        "--seed",
+        "3",
+        "--tables",
+        "2",
+        "--rows",
+        "5",
+        "--objects",
+        "1",
+        "--payloads",
+        "1",
+        "--object-bytes",
+        "64",
+        "--payload-bytes",
+        "64",
+    ];
+    let gen = |name: &str, later: &[&str]| {
+        let path = d.path(name);
+        let mut args = vec!["gen"];
+        args.extend_from_slice(&small);
+        args.extend_from_slice(later);
+        args.extend_from_slice(&["-o", s(&path)]);
+        let run = ndarc(&args);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        path
+    };
+    let a = gen("a.ndjson", &[]);
+    let b = gen("b.ndjson", &["--later", "1"]);
+    let (code, doc) = verify_json(&a, &b);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["lineage"]["follows"], true);
+    // The other way round the later one goes back.
+    let (code, doc) = verify_json(&b, &a);
+    assert_eq!(code, 1);
+    let codes: Vec<&str> = doc["files"][1]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        codes,
+        ["lineage_epoch_backwards", "lineage_journal_rewritten"]
+    );
+}
