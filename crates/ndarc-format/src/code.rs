@@ -262,6 +262,18 @@ codes! {
     /// an excluded table, an excluded (secret) column or a generated
     /// column.
     ReferenceColumnExcluded = "reference_column_excluded", Error;
+    /// `verify --later`: the later archive's `sourceIdentity` is not the
+    /// earlier archive's.
+    LineageSourceIdentity = "lineage_source_identity_mismatch", Error;
+    /// `verify --later`: the later archive's `epoch` is lower than the
+    /// earlier archive's.
+    LineageEpochBackwards = "lineage_epoch_backwards", Error;
+    /// `verify --later`: the later archive's `journal` does not start with
+    /// the earlier archive's entries, in order.
+    LineageJournalRewritten = "lineage_journal_rewritten", Error;
+    /// `verify --later`: the later archive's `migrations` do not start with
+    /// the earlier archive's, in order.
+    LineageMigrationsRewritten = "lineage_migrations_rewritten", Error;
 }
 
 /// How much harm an importer does by accepting an archive that breaks a

@@ -30,6 +30,7 @@ mod fast;
 mod finding;
 pub mod hash;
 pub mod key;
+pub mod lineage;
 pub mod manifest;
 pub mod pack;
 pub mod part;
@@ -45,8 +46,9 @@ pub use code::{Code, Harm, Severity};
 pub use finding::{pointer, Finding};
 pub use hash::{ArchiveHasher, ContentHasher, Digest32};
 pub use key::PartKeys;
+pub use lineage::check_lineage;
 pub use manifest::{
-    check_manifest, check_manifest_line, Manifest, ManifestOptions, ManifestOutcome,
+    check_manifest, check_manifest_line, Carried, Manifest, ManifestOptions, ManifestOutcome,
 };
 pub use part::check_line;
 pub use plan::{Plan, RowColumn, TablePlan};

@@ -155,6 +155,12 @@ pub struct Manifest {
     pub part_count: u64,
     /// `epoch`.
     pub epoch: u64,
+    /// `journal`, as its entries (`None` when the member is missing).
+    #[serde(skip)]
+    pub journal: Option<Carried>,
+    /// `migrations`, as its entries (`None` when the member is absent).
+    #[serde(skip)]
+    pub migrations: Option<Carried>,
     /// Digest of the canonical content header (first term of `contentHash`).
     #[serde(skip)]
     pub header_digest: Digest32,
@@ -181,6 +187,104 @@ impl Manifest {
                 .map(|p| p.size)
                 .fold(0u64, u64::saturating_add),
         )
+    }
+}
+
+/// A value the format carries without interpreting it (`journal`,
+/// `migrations`; SPEC.md §4.2), read as a list of entries where it has that
+/// form, for the lineage rules (SPEC.md §4.6). Each entry is kept as its
+/// canonical JSON text, so two entries are equal when their texts are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Carried {
+    /// A list of entries: an array (`member` `None`), `null` (no entries),
+    /// or an object whose one array member is `member`.
+    Entries {
+        /// The object member holding the entries, if the value is an object.
+        member: Option<String>,
+        /// Each entry's canonical JSON text.
+        entries: Vec<String>,
+    },
+    /// Any other value, as its canonical JSON text.
+    Opaque(String),
+}
+
+impl Carried {
+    /// The JSON pointer, below the member's own, of entry `i` (or of the
+    /// list when `i` is `None`).
+    pub fn entry_pointer(&self, top: &str, i: Option<usize>) -> String {
+        let mut tokens = vec![top.to_string()];
+        if let Carried::Entries {
+            member: Some(m), ..
+        } = self
+        {
+            tokens.push(m.clone());
+        }
+        if let Some(i) = i {
+            tokens.push(i.to_string());
+        }
+        crate::finding::pointer(tokens)
+    }
+
+    /// The value `v` as parsed (a whole tree).
+    fn of_value(v: &Value<'_>) -> Carried {
+        match v {
+            Value::Null => Carried::Entries {
+                member: None,
+                entries: Vec::new(),
+            },
+            Value::Array(items) => Carried::Entries {
+                member: None,
+                entries: items.iter().map(ndarc_json::to_canonical_string).collect(),
+            },
+            Value::Object(o) => {
+                let arrays: Vec<(&str, &[Value<'_>])> = o
+                    .iter()
+                    .filter_map(|(k, v)| v.as_array().map(|a| (k, a)))
+                    .collect();
+                match arrays.as_slice() {
+                    [(name, items)] => Carried::Entries {
+                        member: Some(name.to_string()),
+                        entries: items.iter().map(ndarc_json::to_canonical_string).collect(),
+                    },
+                    _ => Carried::Opaque(ndarc_json::to_canonical_string(v)),
+                }
+            }
+            other => Carried::Opaque(ndarc_json::to_canonical_string(other)),
+        }
+    }
+
+    /// The container `raw` (valid JSON text) of a manifest read lazily.
+    fn of_raw(raw: &str) -> Carried {
+        let canonical = |text: &str| {
+            let mut buf = Vec::new();
+            let _ = ndarc_json::canonicalize(text.as_bytes(), &mut buf);
+            String::from_utf8(buf).unwrap_or_default()
+        };
+        if raw.starts_with('[') {
+            return Carried::Entries {
+                member: None,
+                entries: raw_elements(raw).map(canonical).collect(),
+            };
+        }
+        let arrays: Vec<(Cow<'_, str>, &str)> = raw_members(raw)
+            .filter(|(_, v)| v.starts_with('['))
+            .map(|(n, v)| (unquote(n), v))
+            .collect();
+        match arrays.as_slice() {
+            [(name, items)] => Carried::Entries {
+                member: Some(name.to_string()),
+                entries: raw_elements(items).map(canonical).collect(),
+            },
+            _ => Carried::Opaque(canonical(raw)),
+        }
+    }
+
+    /// The member `name` of the manifest `obj`, read lazily or not.
+    fn read(obj: &Object<'_>, lazy: &Lazy<'_>, name: &str) -> Option<Carried> {
+        match lazy.members.get(name) {
+            Some(raw) => Some(Carried::of_raw(raw)),
+            None => obj.get(name).map(Carried::of_value),
+        }
     }
 }
 
@@ -612,6 +716,8 @@ fn check<'a>(
     if let Some(n) = r.count(obj, "", "epoch") {
         m.epoch = n;
     }
+    m.journal = Carried::read(obj, lazy, "journal");
+    m.migrations = Carried::read(obj, lazy, "migrations");
 
     // The schema identity is recomputed over the tables as written, while
     // they are checked.

@@ -105,3 +105,82 @@ fn the_line_and_the_tree_give_the_same_manifest() {
     // 255 corpus files: each first line, and again respelled when it parses.
     assert!(checked > 450, "{checked} lines");
 }
+
+/// `journal` and `migrations` are typed the same way from the line and
+/// from the tree, canonical or respelled: entries as canonical JSON text,
+/// the entries' member of an object, an opaque value whole.
+#[test]
+fn journal_and_migrations_are_typed_alike() {
+    use ndarc_format::Carried;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+    let bytes = std::fs::read(root.join("valid/example.ndjson")).unwrap();
+    let line = bytes.split(|&b| b == b'\n').next().unwrap();
+    let text = String::from_utf8(line.to_vec()).unwrap();
+    let read = |line: &[u8], lazy: bool| {
+        let at = LineRef {
+            line: 1,
+            offset: 0,
+            bytes: line,
+        };
+        let mut r = LineReport::new(at, usize::MAX);
+        let options = ManifestOptions::default();
+        let out = if lazy {
+            let nc = ndarc_json::validate_with(line, Default::default()).unwrap();
+            check_manifest_line(line, nc.is_none(), &mut r, &options)
+        } else {
+            check_manifest(&ndarc_json::parse(line).unwrap(), &mut r, &options)
+        };
+        match out {
+            ManifestOutcome::Read(m) => (m.journal, m.migrations),
+            ManifestOutcome::Fatal => panic!("fatal"),
+        }
+    };
+    let cases = [
+        (
+            r#""journal":{"entries":[{"b":1,"a":2.50}],"head":"h"}"#,
+            Carried::Entries {
+                member: Some("entries".into()),
+                entries: vec![r#"{"a":2.5,"b":1}"#.into()],
+            },
+        ),
+        (
+            r#""journal":[1,"x"]"#,
+            Carried::Entries {
+                member: None,
+                entries: vec!["1".into(), r#""x""#.into()],
+            },
+        ),
+        (
+            r#""journal":{"a":[1],"b":[2]}"#,
+            Carried::Opaque(r#"{"a":[1],"b":[2]}"#.into()),
+        ),
+        (
+            r#""journal":"cursor""#,
+            Carried::Opaque(r#""cursor""#.into()),
+        ),
+    ];
+    for (journal, expected) in cases {
+        let edited = text.replace(r#""journal":[]"#, journal).replace(
+            r#""kind":"manifest""#,
+            r#""kind":"manifest","migrations":[{"id":1}]"#,
+        );
+        let mut respelled = String::new();
+        respell(
+            &ndarc_json::parse(edited.as_bytes()).unwrap(),
+            &mut respelled,
+        );
+        for l in [edited.as_bytes(), respelled.as_bytes()] {
+            for lazy in [true, false] {
+                let (j, m) = read(l, lazy);
+                assert_eq!(j.as_ref(), Some(&expected), "{journal} lazy {lazy}");
+                assert_eq!(
+                    m,
+                    Some(Carried::Entries {
+                        member: None,
+                        entries: vec![r#"{"id":1}"#.into()]
+                    })
+                );
+            }
+        }
+    }
+}

@@ -313,19 +313,25 @@ fn walk(
     Ok(s)
 }
 
-fn journal(seed: u64, later: Option<Later>, exported_ms: u64) -> Value<'static> {
+/// The journal: three entries before the first export (`first_ms`); a
+/// later export's journal is the first one's entries, unchanged, and one
+/// more, so that it can follow the first (SPEC.md §4.6). Only `head` is
+/// drawn anew.
+fn journal(seed: u64, later: Option<Later>, first_ms: u64, exported_ms: u64) -> Value<'static> {
     let mut rng = Rng::new(derive(seed, 0x10A7));
     let n = 3 + later.map_or(0, |_| 1);
     let ops = ["migrate", "import", "erase", "export"];
     let entries = (0..n)
         .map(|i| {
+            let at = if i < 3 {
+                first_ms - (3 - i) as u64 * 3_600_000
+            } else {
+                exported_ms - 3_600_000
+            };
             let mut e = Object::new();
             e.insert("seq", Value::from(i as i64 + 1));
             e.insert("op", Value::from(ops[i % ops.len()]));
-            e.insert(
-                "at",
-                Value::from(iso_time(exported_ms - (n - i) as u64 * 3_600_000)),
-            );
+            e.insert("at", Value::from(iso_time(at)));
             e.insert("ratio", Value::from(rng.below(1000) as f64 / 7.0));
             e.insert("note", Value::from("ünï \"quoted\" \\ \u{2028} 😀"));
             e.insert("tags", Value::Array(vec![Value::Null, Value::Bool(true)]));
@@ -432,7 +438,8 @@ pub fn generate(opts: &GenOptions, out: &mut impl Write) -> io::Result<Summary> 
 
     // The manifest.
     let mut rng = Rng::new(derive(seed, 0x3A41F));
-    let mut exported_ms = 1_577_836_800_000 + rng.below(189_216_000_000);
+    let first_ms = 1_577_836_800_000 + rng.below(189_216_000_000);
+    let mut exported_ms = first_ms;
     let mut epoch = rng.below(1000);
     if let Some(l) = opts.later {
         exported_ms += 86_400_000 + Rng::new(l.seed).below(1_000_000_000);
@@ -510,7 +517,7 @@ pub fn generate(opts: &GenOptions, out: &mut impl Write) -> io::Result<Summary> 
     );
     m.insert("partCount", Value::from(part_count as i64));
     m.insert("epoch", Value::from(epoch as i64));
-    m.insert("journal", journal(seed, opts.later, exported_ms));
+    m.insert("journal", journal(seed, opts.later, first_ms, exported_ms));
     if opts.migrations {
         m.insert("migrations", migrations());
     }

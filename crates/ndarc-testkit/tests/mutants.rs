@@ -7,7 +7,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use ndarc_format::Code;
-use ndarc_testkit::mutate::{file_codes, mutation, mutations, Mutant, POLICY_ONLY, PUSH_ONLY};
+use ndarc_testkit::mutate::{
+    file_codes, mutation, mutations, Mutant, LINEAGE_ONLY, POLICY_ONLY, PUSH_ONLY,
+};
 use ndarc_testkit::{arb_options, corpus_valid, generate_vec, mutate, mutate_random, GenOptions};
 use ndarc_verify::{verify_bytes, Options};
 use proptest::prelude::*;
@@ -190,9 +192,13 @@ fn push_only_codes_are_not_applicable() {
         let e = mutate(&archive, code, 0).unwrap_err();
         assert!(e.to_string().contains("policy"), "{e}");
     }
+    for code in LINEAGE_ONLY {
+        let e = mutate(&archive, code, 0).unwrap_err();
+        assert!(e.to_string().contains("--later"), "{e}");
+    }
     assert_eq!(
         file_codes().len(),
-        Code::ALL.len() - PUSH_ONLY.len() - POLICY_ONLY.len()
+        Code::ALL.len() - PUSH_ONLY.len() - POLICY_ONLY.len() - LINEAGE_ONLY.len()
     );
 }
 

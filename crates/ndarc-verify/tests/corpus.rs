@@ -38,6 +38,16 @@ const VALID_READER_LIMITS: &str = "valid:reader-limits";
 /// Codes only the push API can produce, covered by the tests below.
 const PUSH_ONLY: &[&str] = &["part_conflict", "part_missing"];
 
+/// Codes only `verify --later` gives, between two archives (SPEC.md §4.6),
+/// covered by `lineage_codes_come_from_two_manifests` below (and by the
+/// CLI tests of `crates/ndarc/tests/lineage.rs`).
+const LINEAGE_ONLY: &[&str] = &[
+    "lineage_source_identity_mismatch",
+    "lineage_epoch_backwards",
+    "lineage_journal_rewritten",
+    "lineage_migrations_rewritten",
+];
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -509,7 +519,42 @@ fn covered() -> BTreeSet<String> {
         .map(|(_, p)| sidecar(p).code)
         .collect();
     c.extend(PUSH_ONLY.iter().map(|s| s.to_string()));
+    c.extend(LINEAGE_ONLY.iter().map(|s| s.to_string()));
     c
+}
+
+/// The lineage codes: the example's manifest as read by the verifier (A,
+/// given a journal and migrations) and a B that breaks every rule.
+#[test]
+fn lineage_codes_come_from_two_manifests() {
+    use ndarc_format::Carried;
+    let data = std::fs::read(root().join("testdata/valid/example.ndjson")).unwrap();
+    let report = verify_bytes(&data, &Options::default());
+    assert_eq!(report.errors, 0);
+    let mut a = report.manifest.clone().expect("the example's manifest");
+    // The example's journal is `[]` and it has no migrations.
+    let empty = Carried::Entries {
+        member: None,
+        entries: Vec::new(),
+    };
+    assert_eq!(a.journal.as_ref(), Some(&empty));
+    assert_eq!(a.migrations, None);
+    let one = Carried::Entries {
+        member: None,
+        entries: vec!["1".to_string()],
+    };
+    a.journal = Some(one.clone());
+    a.migrations = Some(one);
+    let mut b = a.clone();
+    b.source_identity.push('x');
+    b.epoch = a.epoch - 1;
+    b.journal = Some(empty);
+    b.migrations = None;
+    let codes: Vec<&str> = ndarc_format::check_lineage(&a, &b)
+        .iter()
+        .map(|f| f.code.as_str())
+        .collect();
+    assert_eq!(codes, LINEAGE_ONLY);
 }
 
 #[test]

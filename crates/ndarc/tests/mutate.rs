@@ -278,7 +278,9 @@ fn list_shows_every_mutation() {
     let o = ndarc(&["mutate", "--list"], None);
     assert_eq!(o.status.code(), Some(0));
     let t = text(&o.stdout);
-    let others = ndarc_gen::mutate::PUSH_ONLY.len() + ndarc_gen::mutate::POLICY_ONLY.len();
+    let others = ndarc_gen::mutate::PUSH_ONLY.len()
+        + ndarc_gen::mutate::POLICY_ONLY.len()
+        + ndarc_gen::mutate::LINEAGE_ONLY.len();
     assert_eq!(
         t.lines().count(),
         ndarc_gen::mutate::mutations().len() + others

@@ -17,7 +17,7 @@
 //! - [`mutations`]: every mutation, by code; [`Mutation::apply`] runs one.
 //!
 //! Every code a file can show has at least one mutation (all of
-//! [`Code::ALL`] except [`PUSH_ONLY`] and [`POLICY_ONLY`]); most apply to any archive (they add
+//! [`Code::ALL`] except [`PUSH_ONLY`], [`POLICY_ONLY`] and [`LINEAGE_ONLY`]); most apply to any archive (they add
 //! the table, object or payload they need when the archive has none), a
 //! few need rows of a certain kind (a NOT NULL column, a primary-key table
 //! with two rows …) and say [`NotApplicable`] otherwise.
@@ -102,6 +102,17 @@ pub const POLICY_ONLY: [Code; 11] = [
     Code::ObjectReferences,
     Code::ReferenceColumnMissing,
     Code::ReferenceColumnExcluded,
+];
+
+/// Codes that only `verify A --later B` (SPEC.md §4.6) produces: they judge
+/// one archive as the successor of another, so no file alone shows them;
+/// `ndarc_format::check_lineage`'s tests and the CLI's `tests/lineage.rs`
+/// cover them.
+pub const LINEAGE_ONLY: [Code; 4] = [
+    Code::LineageSourceIdentity,
+    Code::LineageEpochBackwards,
+    Code::LineageJournalRewritten,
+    Code::LineageMigrationsRewritten,
 ];
 
 // ------------------------------------------------------------------ API
@@ -294,13 +305,13 @@ pub fn mutation(name: &str) -> Option<&'static Mutation> {
     MUTATIONS.iter().find(|m| m.name == name)
 }
 
-/// Every code a file can show: [`Code::ALL`] without [`PUSH_ONLY`] and
-/// [`POLICY_ONLY`].
+/// Every code a file can show: [`Code::ALL`] without [`PUSH_ONLY`],
+/// [`POLICY_ONLY`] and [`LINEAGE_ONLY`].
 pub fn file_codes() -> Vec<Code> {
     Code::ALL
         .iter()
         .copied()
-        .filter(|c| !PUSH_ONLY.contains(c) && !POLICY_ONLY.contains(c))
+        .filter(|c| !PUSH_ONLY.contains(c) && !POLICY_ONLY.contains(c) && !LINEAGE_ONLY.contains(c))
         .collect()
 }
 
@@ -317,6 +328,9 @@ pub fn mutate(archive: &[u8], code: Code, seed: u64) -> Result<Mutant, NotApplic
                 "only the push API reports this code; no file shows it".to_string()
             } else if POLICY_ONLY.contains(&code) {
                 "only a policy (verify --policy) reports this code; no file alone shows it"
+                    .to_string()
+            } else if LINEAGE_ONLY.contains(&code) {
+                "only verify --later reports this code, between two archives; no file alone shows it"
                     .to_string()
             } else {
                 "no mutation makes this code".to_string()
@@ -382,7 +396,7 @@ mod tests {
         for code in file_codes() {
             assert!(mutations_of(code).next().is_some(), "{code}");
         }
-        for c in PUSH_ONLY.iter().chain(&POLICY_ONLY) {
+        for c in PUSH_ONLY.iter().chain(&POLICY_ONLY).chain(&LINEAGE_ONLY) {
             assert!(mutations_of(*c).next().is_none());
         }
         let mut names: Vec<&str> = mutations().iter().map(|m| m.name).collect();

@@ -6,7 +6,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use ndarc_format::Code;
-use ndarc_gen::mutate::{file_codes, mutation, mutations, Mutant, POLICY_ONLY, PUSH_ONLY};
+use ndarc_gen::mutate::{
+    file_codes, mutation, mutations, Mutant, LINEAGE_ONLY, POLICY_ONLY, PUSH_ONLY,
+};
 
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::{parse_size, Mode};
@@ -248,6 +250,13 @@ fn list() -> CmdResult {
     for code in POLICY_ONLY {
         s.push_str(&format!(
             "{:<27} {:<34} only verify --policy reports it (corpus: testdata/invalid/{code}*)\n",
+            code.as_str(),
+            "-"
+        ));
+    }
+    for code in LINEAGE_ONLY {
+        s.push_str(&format!(
+            "{:<27} {:<34} only verify A --later B reports it, between two archives; no file alone shows it\n",
             code.as_str(),
             "-"
         ));

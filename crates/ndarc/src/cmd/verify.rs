@@ -47,7 +47,8 @@ Examples:
   curl -s https://example.invalid/export | ndarc verify -
   ndarc verify --format github exports/*.ndjson      # annotations in GitHub Actions
   ndarc verify --policy policy.json --expect-content-hash \"$HASH\" export.ndjson
-  ndarc verify --format json --max-errors 1000 a.ndjson > findings.json"
+  ndarc verify --format json --max-errors 1000 a.ndjson > findings.json
+  ndarc verify monday.ndjson --later tuesday.ndjson   # can tuesday's export follow monday's?"
 )]
 pub struct Args {
     /// Archives to verify (`-` for standard input).
@@ -96,6 +97,13 @@ pub struct Args {
     /// policy file's `acceptedSchemas`).
     #[arg(long, value_name = "HEX", help_heading = "Policy")]
     accept_schema: Vec<String>,
+    /// Also check that archive LATER can follow the one FILE (SPEC.md
+    /// §4.6), the offline half of the producer's later-journal import: the
+    /// same `sourceIdentity`, an `epoch` that does not go backwards, a
+    /// `journal` and `migrations` that only grow. LATER is verified as
+    /// usual too; a broken lineage rule is an error `lineage_*` on LATER.
+    #[arg(long, value_name = "LATER", help_heading = "Lineage")]
+    later: Option<PathBuf>,
     /// `--quiet`.
     #[command(flatten)]
     quiet: Quiet,
@@ -173,12 +181,19 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     if args.receipt.is_some() && args.files.len() != 1 {
         return Err(Failure::new("--receipt takes exactly one archive"));
     }
-    let stdin_count = args.files.iter().filter(|p| is_stdio(p)).count();
+    if args.later.is_some() && args.files.len() != 1 {
+        return Err(Failure::new(
+            "--later takes exactly one earlier archive: ndarc verify A --later B",
+        ));
+    }
+    // The inputs in order: the archives, then --later's.
+    let inputs: Vec<&PathBuf> = args.files.iter().chain(args.later.as_ref()).collect();
+    let stdin_count = inputs.iter().filter(|p| is_stdio(p)).count();
     if stdin_count > 1 {
         return Err(Failure::new("standard input (-) can be verified only once"));
     }
     if let Some(dest) = &args.receipt {
-        let inputs: Vec<&std::path::Path> = args.files.iter().map(PathBuf::as_path).collect();
+        let inputs: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
         refuse_input(dest, &inputs)?;
     }
     let mut options = verify_options(
@@ -192,12 +207,13 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     let mut all_valid = true;
     let mut could_not_run = 0usize;
     let mut json_files = Vec::new();
-    for path in &args.files {
-        let name = if is_stdio(path) {
-            "<stdin>".to_string()
-        } else {
-            path.display().to_string()
-        };
+    // --later: the earlier archive's manifest, then whether LATER follows it
+    // (`None` when either manifest could not be read).
+    let mut earlier: Option<ndarc_format::Manifest> = None;
+    let mut follows: Option<bool> = None;
+    for (index, path) in inputs.iter().enumerate() {
+        let is_later = args.later.is_some() && index == 1;
+        let name = display_name(path);
         let mut opts = options.clone();
         let bar = Arc::new(OnceLock::new());
         if show_progress {
@@ -233,7 +249,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         if let Some(bar) = bar.get() {
             bar.finish_and_clear();
         }
-        let report = match result {
+        let mut report = match result {
             Ok(r) => r,
             Err(e) => {
                 if !args.quiet.quiet {
@@ -246,6 +262,23 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
                 continue;
             }
         };
+        if args.later.is_some() && index == 0 {
+            earlier = report.manifest.clone();
+        }
+        if is_later {
+            if let (Some(a), Some(b)) = (&earlier, &report.manifest) {
+                let found = ndarc_format::check_lineage(a, b);
+                follows = Some(found.is_empty());
+                for f in found {
+                    if f.is_error() {
+                        report.errors += 1;
+                    } else {
+                        report.warnings += 1;
+                    }
+                    report.findings.push(f);
+                }
+            }
+        }
         let valid = report.is_valid(args.strict);
         all_valid &= valid;
         if !args.quiet.quiet {
@@ -255,7 +288,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
                 Format::Json => json_files.push(json(&name, &report, valid)),
             }
         }
-        if let Some(dest) = &args.receipt {
+        if let Some(dest) = args.receipt.as_ref().filter(|_| index == 0) {
             if let Some(receipt) = report.receipt().filter(|_| valid) {
                 let mut f = AtomicFile::create(dest, args.force)?;
                 f.write_all(&receipt.to_canonical_line())
@@ -267,8 +300,15 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         }
     }
     if args.format == Format::Json && !args.quiet.quiet {
-        let doc =
+        let mut doc =
             serde_json::json!({"valid": all_valid && could_not_run == 0, "files": json_files});
+        if let Some(later) = &args.later {
+            doc["lineage"] = serde_json::json!({
+                "earlier": display_name(&args.files[0]),
+                "later": display_name(later),
+                "follows": follows,
+            });
+        }
         let mut text = serde_json::to_vec_pretty(&doc)
             .map_err(|e| Failure::new(format!("cannot write <stdout>: {e}")))?;
         text.push(b'\n');
@@ -277,14 +317,35 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     if could_not_run > 0 {
         return Err(Failure::new(format!(
             "{could_not_run} of {} inputs could not be verified",
-            args.files.len()
+            inputs.len()
         )));
+    }
+    if let (Some(later), Format::Human, false) = (&args.later, args.format, args.quiet.quiet) {
+        let (a, b) = (
+            term::one_line(&display_name(&args.files[0])),
+            term::one_line(&display_name(later)),
+        );
+        let line = match follows {
+            Some(true) => format!("{b}: follows {a}\n"),
+            Some(false) => format!("{b}: does NOT follow {a} (lineage_* findings above)\n"),
+            None => format!("{b}: lineage to {a} not checked: a manifest could not be read\n"),
+        };
+        write_stdout(line.as_bytes())?;
     }
     Ok(if all_valid {
         Status::Success
     } else {
         Status::Findings
     })
+}
+
+/// How an input is named in the output: its path, or `<stdin>` for `-`.
+fn display_name(path: &Path) -> String {
+    if is_stdio(path) {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    }
 }
 
 /// Writes `bytes` to standard output and flushes; a failure is exit 2.
