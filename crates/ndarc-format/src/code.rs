@@ -431,7 +431,13 @@ impl Code {
             | C::PolicyPayload
             | C::ObjectReferences
             | C::ReferenceColumnMissing
-            | C::ReferenceColumnExcluded => Harm::Invalid,
+            | C::ReferenceColumnExcluded
+            // Two archives that do not follow each other: each is sound,
+            // and the server refuses to bridge them (SPEC.md §4.6).
+            | C::LineageSourceIdentity
+            | C::LineageEpochBackwards
+            | C::LineageJournalRewritten
+            | C::LineageMigrationsRewritten => Harm::Invalid,
             C::NotCanonical
             | C::TableOrder
             | C::DependencyOrder
