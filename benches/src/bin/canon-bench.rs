@@ -409,7 +409,11 @@ fn main() -> ExitCode {
 
     let nproc = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!("canon-bench: single thread, best of {runs}");
-    println!("machine: {} ({nproc} CPUs available)", cpu_model());
+    println!(
+        "machine: {} ({nproc} CPUs available); SHA-256 kernel: {}",
+        cpu_model(),
+        ndarc_sha::kernel()
+    );
 
     let t = Instant::now();
     let (canonical, noncanonical) = generate(mb * 1_000_000);

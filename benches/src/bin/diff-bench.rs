@@ -178,6 +178,13 @@ fn main() {
         measure(a, b, *verify);
         return;
     }
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        .unwrap_or_default();
+    println!("machine: {cpu}; SHA-256 kernel: {}", ndarc_sha::kernel());
     let base = options(args.rows, args.narrow);
     let shape = if args.narrow { "narrow-" } else { "" };
     let a = args.dir.join(format!("diff-{shape}{}-a.ndjson", args.rows));

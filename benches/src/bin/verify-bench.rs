@@ -169,7 +169,10 @@ fn main() {
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
-    println!("machine: {cpu}, {cores} cores");
+    println!(
+        "machine: {cpu}, {cores} cores; SHA-256 kernel: {}",
+        ndarc_sha::kernel()
+    );
     for kind in &a.kinds {
         let path = a.dir.join(format!("{kind}-{}mib.ndjson", a.mib));
         ensure(&path, &options(kind, a.mib));
