@@ -121,6 +121,10 @@ pub struct Table {
     pub virtual_using: Option<String>,
     /// Write the statement's keywords in lower case.
     pub lower_keywords: bool,
+    /// The author's own `CREATE TABLE` statement (`fuzz-producer
+    /// --schema`), written as it is instead of one made from the plan; its
+    /// columns are then not shrunk away.
+    pub sql: Option<String>,
 }
 
 /// Quotes an identifier for SQL (the producer's `quote`).
@@ -129,6 +133,9 @@ pub use crate::quote;
 impl Table {
     /// The `CREATE TABLE` (or `CREATE VIRTUAL TABLE`) statement.
     pub(crate) fn create_sql(&self) -> String {
+        if let Some(sql) = &self.sql {
+            return sql.clone();
+        }
         let kw = |s: &str| {
             if self.lower_keywords {
                 s.to_ascii_lowercase()
@@ -349,7 +356,11 @@ impl DbSpec {
     fn without_column(&self, ti: usize, ci: usize) -> Option<DbSpec> {
         let t = &self.tables[ti];
         let name = &t.columns[ci].name;
-        if t.pk.contains(name) || t.columns.len() <= 1 || t.virtual_using.is_some() {
+        if t.pk.contains(name)
+            || t.columns.len() <= 1
+            || t.virtual_using.is_some()
+            || t.sql.is_some()
+        {
             return None;
         }
         let mut s = self.clone();
@@ -708,7 +719,7 @@ fn blob(r: &mut Rng) -> Vec<u8> {
 }
 
 /// A valid non-key cell for a column of affinity `a`.
-fn cell(r: &mut Rng, a: Affinity, nullable: bool) -> Cell {
+pub(crate) fn cell(r: &mut Rng, a: Affinity, nullable: bool) -> Cell {
     if nullable && r.one_in(4) {
         return Cell::Null;
     }
@@ -739,7 +750,7 @@ fn cell(r: &mut Rng, a: Affinity, nullable: bool) -> Cell {
 
 /// A key cell: unique per `i` within the column (with the same affinity,
 /// no two are equal to SQLite or as canonical JSON).
-fn key_cell(r: &mut Rng, a: Affinity, i: usize, last: bool) -> Cell {
+pub(crate) fn key_cell(r: &mut Rng, a: Affinity, i: usize, last: bool) -> Cell {
     let i = i as i64;
     if !last {
         // Leading key columns repeat, so the later ones order ties.
@@ -1000,6 +1011,7 @@ fn table(
         rows,
         virtual_using: None,
         lower_keywords: r.one_in(4),
+        sql: None,
     }
 }
 
@@ -1041,6 +1053,7 @@ fn excluded_table(r: &mut Rng, taken: &[String]) -> Table {
         }],
         virtual_using: None,
         lower_keywords: false,
+        sql: None,
     }
 }
 
@@ -1093,6 +1106,7 @@ pub fn must_refuse(seed: u64, opts: &FuzzOptions, defect: Refusal) -> FuzzDb {
         rows: Vec::new(),
         virtual_using: None,
         lower_keywords: false,
+        sql: None,
     };
     let row = |cells: Vec<Cell>| Row {
         rowid: Some(1),
@@ -1186,8 +1200,11 @@ pub fn must_refuse(seed: u64, opts: &FuzzOptions, defect: Refusal) -> FuzzDb {
 pub fn variant(spec: &DbSpec, seed: u64, opts: &FuzzOptions) -> DbSpec {
     let mut r = Rng::new(derive(seed, 0x7661));
     let mut out = spec.clone();
-    let archived =
-        |t: &Table| t.virtual_using.is_none() && !EXCLUDED_NAMES.contains(&t.name.as_str());
+    // The author's own tables (`--schema`) are left alone too: a changed
+    // cell could break their CHECK constraints.
+    let archived = |t: &Table| {
+        t.virtual_using.is_none() && t.sql.is_none() && !EXCLUDED_NAMES.contains(&t.name.as_str())
+    };
     let mut long_text = false;
     for t in out.tables.iter_mut().filter(|t| archived(t)) {
         // Deletions.
@@ -1448,6 +1465,7 @@ mod tests {
                 .collect(),
             virtual_using: None,
             lower_keywords: false,
+            sql: None,
         });
         let fails = |s: &DbSpec| {
             s.tables.iter().any(|t| {

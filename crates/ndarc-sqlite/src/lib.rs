@@ -32,6 +32,7 @@ use std::io::{self, Read};
 use std::path::Path;
 
 pub mod fuzzdb;
+pub mod fuzzschema;
 pub mod pack;
 pub mod patch;
 pub mod stream;

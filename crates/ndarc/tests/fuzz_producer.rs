@@ -357,3 +357,88 @@ fn no_progress_without_a_terminal_and_quiet_prints_nothing() {
     assert!(quiet.join("summary.json").is_file());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--schema`: every other run is a database of the author's own schema
+/// (their CHECKs, collations, generated columns, foreign keys), its rows
+/// accepted by SQLite under every constraint; `ndarc pack` agrees with
+/// itself on them.
+#[test]
+fn the_authors_schema_is_fuzzed_beside_the_built_in_shapes() {
+    let dir = tmp("schema");
+    let schema = dir.join("app.sql");
+    std::fs::write(
+        &schema,
+        "CREATE TABLE customers(id INTEGER PRIMARY KEY, email TEXT NOT NULL UNIQUE COLLATE NOCASE, \
+           tier TEXT CHECK (tier IN ('free', 'pro')));\n\
+         CREATE TABLE orders(id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL REFERENCES customers, \
+           qty INTEGER NOT NULL CHECK (qty BETWEEN 1 AND 99), \
+           total REAL GENERATED ALWAYS AS (qty * 2.5) VIRTUAL);\n\
+         CREATE INDEX orders_by_customer ON orders(customer_id);\n",
+    )
+    .unwrap();
+    let seen = dir.join("seen");
+    std::fs::create_dir_all(&seen).unwrap();
+    let exec = script(
+        &dir,
+        &format!(
+            "cp \"$1\" '{}'/\"$(basename \"$(dirname \"$1\")\")-$$.db\"\n\"$NDARC\" pack \"$1\" -o \"$2\"",
+            seen.display()
+        ),
+    );
+    let o = fuzz(&[
+        "--exec",
+        &exec,
+        "--runs",
+        "12",
+        "--seed",
+        "5",
+        "--max-rows",
+        "20",
+        "--schema",
+        schema.to_str().unwrap(),
+        "--json",
+    ]);
+    let v = summary(&o);
+    assert_eq!(o.status.code(), Some(0), "{v:#}");
+    assert_eq!(v["agreed"], 12, "{v:#}");
+    // Six of the databases the producer saw were the author's.
+    let mut theirs = 0;
+    let mut orders = 0i64;
+    for e in std::fs::read_dir(&seen).unwrap() {
+        let c = rusqlite::Connection::open(e.unwrap().path()).unwrap();
+        let sql: Option<String> = c
+            .query_row(
+                "SELECT sql FROM sqlite_schema WHERE name = 'orders'",
+                [],
+                |r| r.get(0),
+            )
+            .ok();
+        if sql.is_some_and(|s| s.contains("CHECK (qty BETWEEN 1 AND 99)")) {
+            theirs += 1;
+            orders += c
+                .query_row("SELECT count(*) FROM orders", [], |r| r.get::<_, i64>(0))
+                .unwrap();
+            let bad: i64 = c
+                .query_row(
+                    "SELECT (SELECT count(*) FROM orders WHERE qty NOT BETWEEN 1 AND 99) \
+                     + (SELECT count(*) FROM pragma_foreign_key_check)",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(bad, 0);
+        }
+    }
+    assert_eq!(theirs, 6);
+    assert!(orders > 0, "rows were drawn");
+
+    // A schema SQLite refuses is a usage error, before any run.
+    std::fs::write(&schema, "CREATE TABLE (").unwrap();
+    let o = fuzz(&["--exec", &exec, "--schema", schema.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--schema") && err.contains("SQLite refused the schema"),
+        "{err}"
+    );
+}

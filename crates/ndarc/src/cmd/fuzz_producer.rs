@@ -55,6 +55,9 @@ Examples:
   ndarc's own pack agrees with itself:
     ndarc fuzz-producer --exec 'ndarc pack {db} -o {archive}' --runs 200
 
+  Every other database drawn from your own schema (its CHECKs, foreign keys …):
+    ndarc fuzz-producer --exec './export --db {db} --out {archive}' --schema schema.sql
+
 The command is split into words as a POSIX shell would split them but no shell runs it.
 A word holding {db} or {archive} has it replaced by the path; a token no word holds has its
 path appended (the database first). The archive path does not exist before the run.
@@ -102,6 +105,13 @@ pub struct Args {
     /// At most this many rows a table.
     #[arg(long, default_value_t = 12, value_name = "N")]
     pub max_rows: usize,
+    /// Also draw databases from your own schema (an SQL file of CREATE
+    /// TABLE statements: your types, collations, CHECKs, defaults,
+    /// generated columns and foreign keys), with random rows SQLite accepts
+    /// under every constraint: every other run uses it, the rest the
+    /// built-in shapes.
+    #[arg(long, value_name = "FILE")]
+    pub schema: Option<PathBuf>,
     /// Keep at most this many bytes of the producer's standard output and
     /// error per run in the report (K, M suffixes; at most 1M).
     #[arg(long, default_value = "2000", value_name = "BYTES", value_parser = child::parse_max_output)]
@@ -477,6 +487,17 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         max_rows: args.max_rows,
         ..FuzzOptions::default()
     };
+    let schema = match &args.schema {
+        None => None,
+        Some(path) => {
+            let sql = std::fs::read_to_string(path)
+                .map_err(|e| Failure::path("cannot read", path, &e))?;
+            Some(
+                ndarc_sqlite::fuzzschema::Schema::parse(&sql)
+                    .map_err(|e| Failure::new(format!("--schema {}: {e}", path.display())))?,
+            )
+        }
+    };
     let start = Instant::now();
     let mut problems: Vec<Problem> = Vec::new();
     let (mut archivable, mut refusable) = (0u64, 0u64);
@@ -493,7 +514,13 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         if run > 0 {
             status.set(&progress_text("fuzz-producer", &progress));
         }
-        let db = fuzzdb::for_run(args.run.seed, run, &gen);
+        let db = match &schema {
+            // Every other run from the author's schema.
+            Some(schema) if run % 2 == 1 => {
+                schema.generate(ndarc_gen::derive(args.run.seed, run), &gen)
+            }
+            _ => fuzzdb::for_run(args.run.seed, run, &gen),
+        };
         let ev = session.eval(&db.spec)?.ok_or_else(|| {
             Failure::new(format!(
                 "cannot write the database of run {run} (a bug in the generator)"
