@@ -170,39 +170,33 @@ impl Kind {
     ];
 }
 
-/// The header a producer chose, taken over by the reference.
-#[derive(Debug, Clone)]
-struct Header {
-    product: String,
-    exported_at: String,
-    epoch: u64,
-    source_identity: String,
-    required_configuration: Vec<String>,
-}
-
-impl Default for Header {
-    fn default() -> Header {
-        Header {
-            product: "ndarc-fuzz-producer".to_string(),
-            exported_at: REFERENCE_TIME.to_string(),
+/// The reference's options under the header a producer chose (`product`,
+/// `exportedAt`, `epoch`, `sourceIdentity`, `requiredConfiguration` from
+/// its manifest), or the fuzzer's own header before there is one.
+fn reference_options(m: Option<&ndarc_format::manifest::Manifest>) -> PackOptions {
+    match m {
+        Some(m) => PackOptions {
+            product: Some(m.product.clone()),
+            exported_at: Some(m.exported_at.clone()),
+            epoch: m.epoch,
+            source_identity: m.source_identity.clone(),
+            required_configuration: m.required_configuration.clone(),
+            ..PackOptions::default()
+        },
+        None => PackOptions {
+            product: Some("ndarc-fuzz-producer".to_string()),
+            exported_at: Some(REFERENCE_TIME.to_string()),
             epoch: 0,
             source_identity: "ndarc-fuzz-producer".to_string(),
             required_configuration: Vec::new(),
-        }
+            ..PackOptions::default()
+        },
     }
 }
 
 /// ndarc's own archive of `db`, written to `out`, or its refusal (code,
 /// message).
-fn reference(db: &Path, h: &Header, out: &Path) -> Result<(), (String, String)> {
-    let opts = PackOptions {
-        product: Some(h.product.clone()),
-        exported_at: Some(h.exported_at.clone()),
-        epoch: h.epoch,
-        source_identity: h.source_identity.clone(),
-        required_configuration: h.required_configuration.clone(),
-        ..PackOptions::default()
-    };
+fn reference(db: &Path, opts: &PackOptions, out: &Path) -> Result<(), (String, String)> {
     let cannot = |e: std::io::Error| {
         (
             "io".to_string(),
@@ -211,7 +205,7 @@ fn reference(db: &Path, h: &Header, out: &Path) -> Result<(), (String, String)> 
     };
     let mut file =
         std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(out).map_err(cannot)?);
-    match pack(db, &opts, &mut file) {
+    match pack(db, opts, &mut file) {
         Ok(_) => file.flush().map_err(cannot),
         Err(e) => Err((e.code().to_string(), e.message().to_string())),
     }
@@ -284,7 +278,7 @@ impl Session {
             archive: produced,
             expected: None,
         };
-        let first = reference(&db, &Header::default(), &expected);
+        let first = reference(&db, &reference_options(None), &expected);
         let o = &ev.outcome;
         if o.timed_out {
             ev.kind = Some(Kind::Timeout);
@@ -342,16 +336,7 @@ impl Session {
                 .join("; ");
             return Ok(Some(ev));
         }
-        let header = report
-            .manifest
-            .as_ref()
-            .map_or_else(Header::default, |m| Header {
-                product: m.product.clone(),
-                exported_at: m.exported_at.clone(),
-                epoch: m.epoch,
-                source_identity: m.source_identity.clone(),
-                required_configuration: m.required_configuration.clone(),
-            });
+        let header = reference_options(report.manifest.as_ref());
         reference(&db, &header, &expected).map_err(|(code, msg)| {
             Failure::new(format!(
                 "ndarc pack refused a database it had packed, under the producer's header: {code}: {msg}"
