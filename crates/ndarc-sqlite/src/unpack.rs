@@ -408,14 +408,16 @@ fn commit(tmp: &Path, dest: &Path, force: bool) -> Result<(), UnpackError> {
         // way an existing `dest` (made since the run began) is never
         // replaced. On failure the temporary file stays for the caller's
         // cleanup.
-        let tmp = tempfile::TempPath::try_from_path(tmp).map_err(|e| write_err(tmp, e))?;
-        if let Err(e) = tmp.persist_noclobber(dest) {
+        let temp = tempfile::TempPath::try_from_path(tmp).map_err(|e| write_err(tmp, e))?;
+        if let Err(e) = temp.persist_noclobber(dest) {
             let _ = e.path.keep();
-            return Err(if e.error.kind() == io::ErrorKind::AlreadyExists {
-                UnpackError::Exists(dest.to_path_buf())
-            } else {
-                write_err(dest, e.error)
-            });
+            if e.error.kind() == io::ErrorKind::AlreadyExists || fs::symlink_metadata(dest).is_ok()
+            {
+                return Err(UnpackError::Exists(dest.to_path_buf()));
+            }
+            // A file system with neither (no hard links): a plain rename,
+            // `dest` having been seen absent just now.
+            fs::rename(tmp, dest).map_err(|e| write_err(dest, e))?;
         }
     }
     if let Some(dir) = dest.parent() {
