@@ -201,6 +201,35 @@ impl Table {
         s
     }
 
+    /// The statement that inserts a row: its written columns (not the
+    /// generated ones) and, for a table whose rows carry their own rowid,
+    /// the rowid alias it is written through (last). Returns the SQL, the
+    /// written columns' indexes and the alias.
+    pub(crate) fn insert_sql(&self) -> (String, Vec<usize>, Option<&'static str>) {
+        let writable: Vec<usize> = (0..self.columns.len())
+            .filter(|&i| self.columns[i].generated.is_none())
+            .collect();
+        let alias = if self.has_rowids() {
+            self.free_rowid_alias()
+        } else {
+            None
+        };
+        let mut names: Vec<String> = writable
+            .iter()
+            .map(|&i| quote(&self.columns[i].name))
+            .collect();
+        if let Some(a) = alias {
+            names.push(a.to_string());
+        }
+        let insert = format!(
+            "INSERT INTO {}({}) VALUES({})",
+            quote(&self.name),
+            names.join(","),
+            vec!["?"; names.len()].join(",")
+        );
+        (insert, writable, alias)
+    }
+
     /// The first of `rowid`, `_rowid_`, `oid` that no column shadows.
     pub(crate) fn free_rowid_alias(&self) -> Option<&'static str> {
         ["rowid", "_rowid_", "oid"]
@@ -277,30 +306,10 @@ impl DbSpec {
             if t.virtual_using.is_some() || t.rows.is_empty() {
                 continue;
             }
-            let writable: Vec<usize> = (0..t.columns.len())
-                .filter(|&i| t.columns[i].generated.is_none())
-                .collect();
-            let alias = if t.has_rowids() {
-                t.free_rowid_alias()
-            } else {
-                None
-            };
-            let mut names: Vec<String> = writable
-                .iter()
-                .map(|&i| quote(&t.columns[i].name))
-                .collect();
-            if let Some(a) = alias {
-                names.push(a.to_string());
-            }
-            let marks = vec!["?"; names.len()].join(",");
-            let insert = format!(
-                "INSERT INTO {}({}) VALUES({marks})",
-                quote(&t.name),
-                names.join(",")
-            );
+            let (insert, writable, alias) = t.insert_sql();
             let mut stmt = tx.prepare(&insert).map_err(sql_err(insert.clone()))?;
             for row in &t.rows {
-                let mut vals: Vec<&dyn ToSql> = Vec::with_capacity(names.len());
+                let mut vals: Vec<&dyn ToSql> = Vec::with_capacity(writable.len() + 1);
                 for &i in &writable {
                     vals.push(row.cells.get(i).unwrap_or(&Cell::Null));
                 }

@@ -27,7 +27,6 @@ use rusqlite::Connection;
 use crate::fuzzdb::{
     cell, key_cell, Cell, Column, DbSpec, ForeignKey, FuzzDb, FuzzOptions, Generated, Row, Table,
 };
-use crate::quote;
 
 /// Why a schema cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -308,27 +307,9 @@ fn draw_rows(
     max_rows: usize,
 ) -> Vec<Row> {
     let target = r.below(max_rows as u64 + 1) as usize;
-    let writable: Vec<usize> = (0..t.columns.len())
-        .filter(|&i| t.columns[i].generated.is_none())
-        .collect();
-    let alias = if table.has_rowids() {
-        table.free_rowid_alias()
-    } else {
-        None
-    };
-    let mut names: Vec<String> = writable
-        .iter()
-        .map(|&i| quote(&t.columns[i].name))
-        .collect();
-    if let Some(a) = alias {
-        names.push(a.to_string());
-    }
-    let insert = format!(
-        "INSERT INTO {}({}) VALUES({})",
-        quote(&t.name),
-        names.join(","),
-        vec!["?"; names.len()].join(",")
-    );
+    // The statement DbSpec::write uses, so that the rows kept are the
+    // rows it writes.
+    let (insert, writable, alias) = table.insert_sql();
     let Ok(mut stmt) = conn.prepare(&insert) else {
         return Vec::new();
     };
