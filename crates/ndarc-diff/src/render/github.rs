@@ -121,24 +121,7 @@ pub fn github(d: &Diff, w: &mut dyn Write) -> io::Result<()> {
             &format!("table {} changed: {}", t.name, bits.join(", ")),
         )?;
     }
-    for (what, e) in [
-        (
-            "objects",
-            (
-                d.objects.added.len(),
-                d.objects.removed.len(),
-                d.objects.changed.len(),
-            ),
-        ),
-        (
-            "payloads",
-            (
-                d.payloads.added.len(),
-                d.payloads.removed.len(),
-                d.payloads.changed.len(),
-            ),
-        ),
-    ] {
+    for (what, e) in super::entry_counts(d) {
         if e != (0, 0, 0) {
             line(
                 w,

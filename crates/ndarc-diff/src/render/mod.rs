@@ -314,24 +314,7 @@ pub(crate) fn summary(d: &Diff) -> String {
         }
         parts.push(format!("schema: {}", bits.join(", ")));
     }
-    for (what, e) in [
-        (
-            "objects",
-            (
-                d.objects.added.len(),
-                d.objects.removed.len(),
-                d.objects.changed.len(),
-            ),
-        ),
-        (
-            "payloads",
-            (
-                d.payloads.added.len(),
-                d.payloads.removed.len(),
-                d.payloads.changed.len(),
-            ),
-        ),
-    ] {
+    for (what, e) in entry_counts(d) {
         if e != (0, 0, 0) {
             parts.push(format!(
                 "{what}: {} added, {} removed, {} changed",
@@ -354,6 +337,19 @@ pub(crate) fn summary(d: &Diff) -> String {
         parts.push("the same rows in another order (contentHashes differ)".into());
     }
     parts.join("; ")
+}
+
+/// Objects and payloads: added, removed and changed, by name.
+pub(crate) fn entry_counts(d: &Diff) -> [(&'static str, (usize, usize, usize)); 2] {
+    let o = &d.objects;
+    let p = &d.payloads;
+    [
+        ("objects", (o.added.len(), o.removed.len(), o.changed.len())),
+        (
+            "payloads",
+            (p.added.len(), p.removed.len(), p.changed.len()),
+        ),
+    ]
 }
 
 #[cfg(test)]
