@@ -1178,6 +1178,29 @@ def define_cases():
          mut=lambda a: (a.manifest.update(excludedColumns={"users": ["avatar"]}),
                         [it["row"].pop("avatar") for it in a.parts[1]["items"]]))
 
+    # --- integrity (SPEC.md §11, verify --integrity): the rows against the
+    # foreign keys of the tables' own sql; the base archive's notes.user_id
+    # REFERENCES users(id) ----------------------------------------------------
+    integrity = {"integrity": True}
+
+    def user_id(i, v):
+        def f(a):
+            row(a, "notes", i)["row"]["user_id"] = v
+        return f
+    case("foreign_key_violation", "foreign_key_violation", 2, pointer="/items/2/row/user_id",
+         options=integrity, mut=user_id(2, 12345),
+         note="notes row 2 has user_id 12345; users has ids 3 and 7 only: a database with "
+              "foreign_keys=ON refuses the row")
+    case("foreign_key_violation-both", "foreign_key_violation", 2, pointer="/items/0/row/user_id",
+         also=["foreign_key_violation"], options=integrity,
+         mut=lambda a: (user_id(0, 4)(a), user_id(2, 8)(a)),
+         note="two rows of notes name users 4 and 8, which do not exist: each is a finding, in line order")
+    case("foreign_key_mismatch", "foreign_key_mismatch", 1, pointer="/tables/0/sql", options=integrity,
+         mut=lambda a: a.table("notes").update(
+             sql="CREATE TABLE notes(body TEXT, user_id INTEGER REFERENCES users(name))"),
+         note="notes.user_id references users(name), which is neither the primary key of users nor "
+              "UNIQUE: SQLite calls the foreign key a mismatch and refuses every change to notes")
+
     # --- importable tables (SPEC.md §4.3) --------------------------------------
     def plain_table(name, cols=None, alias="rowid"):
         cols = cols or [col("x", "TEXT")]

@@ -274,6 +274,13 @@ codes! {
     /// `verify --later`: the later archive's `migrations` do not start with
     /// the earlier archive's, in order.
     LineageMigrationsRewritten = "lineage_migrations_rewritten", Error;
+    /// `verify --integrity`: a row's foreign key names no row of its
+    /// parent table (SQLite's "FOREIGN KEY constraint failed").
+    ForeignKeyViolation = "foreign_key_violation", Error;
+    /// `verify --integrity`: a foreign key whose parent key SQLite refuses
+    /// (neither the parent's primary key nor a UNIQUE index: "foreign key
+    /// mismatch").
+    ForeignKeyMismatch = "foreign_key_mismatch", Error;
 }
 
 /// How much harm an importer does by accepting an archive that breaks a
@@ -437,7 +444,10 @@ impl Code {
             | C::LineageSourceIdentity
             | C::LineageEpochBackwards
             | C::LineageJournalRewritten
-            | C::LineageMigrationsRewritten => Harm::Invalid,
+            | C::LineageMigrationsRewritten
+            // Rows a database with foreign_keys=ON refuses (SPEC.md §11).
+            | C::ForeignKeyViolation
+            | C::ForeignKeyMismatch => Harm::Invalid,
             C::NotCanonical
             | C::TableOrder
             | C::DependencyOrder

@@ -56,6 +56,7 @@ use rusqlite::limits::Limit;
 use rusqlite::{Batch, Connection};
 
 mod functions;
+pub mod integrity;
 mod quote;
 
 pub use functions::{is_builtin_scalar, BUILTIN_SCALAR_FUNCTIONS};
@@ -336,6 +337,32 @@ fn place(mode: Mode) -> &'static str {
     }
 }
 
+/// Makes `conn` unable to attach a database, run a trigger or a view,
+/// enforce or act on a foreign key, or write its own schema, and puts it
+/// in SQLite's defensive mode; fails when SQLite does not take a setting.
+/// (An extension cannot be loaded: rusqlite is built without that.)
+pub(crate) fn harden(conn: &mut Connection) -> rusqlite::Result<()> {
+    conn.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0)?;
+    for (config, on) in [
+        (DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true),
+        (DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false),
+        (DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER, false),
+        (DbConfig::SQLITE_DBCONFIG_ENABLE_VIEW, false),
+        (DbConfig::SQLITE_DBCONFIG_ENABLE_FKEY, false),
+        (DbConfig::SQLITE_DBCONFIG_ENABLE_ATTACH_CREATE, false),
+        (DbConfig::SQLITE_DBCONFIG_ENABLE_ATTACH_WRITE, false),
+        (DbConfig::SQLITE_DBCONFIG_WRITABLE_SCHEMA, false),
+    ] {
+        if conn.set_db_config(config, on)? != on {
+            return Err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
+                Some(format!("SQLite did not take the setting {config:?} = {on}")),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Judges the `sql` of archive tables with SQLite's own parser, on one
 /// in-memory connection reused across tables (in one transaction that is
 /// rolled back every [`BATCH`] tables, and before a name it holds). The connection can neither attach a database, nor load an
@@ -369,24 +396,7 @@ impl TableSqlJudge {
     /// cannot open one or refuses the hardening settings.
     pub fn new() -> rusqlite::Result<TableSqlJudge> {
         let mut conn = Connection::open_in_memory()?;
-        conn.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0)?;
-        for (config, on) in [
-            (DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true),
-            (DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false),
-            (DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER, false),
-            (DbConfig::SQLITE_DBCONFIG_ENABLE_VIEW, false),
-            (DbConfig::SQLITE_DBCONFIG_ENABLE_FKEY, false),
-            (DbConfig::SQLITE_DBCONFIG_ENABLE_ATTACH_CREATE, false),
-            (DbConfig::SQLITE_DBCONFIG_ENABLE_ATTACH_WRITE, false),
-            (DbConfig::SQLITE_DBCONFIG_WRITABLE_SCHEMA, false),
-        ] {
-            if conn.set_db_config(config, on)? != on {
-                return Err(rusqlite::Error::SqliteFailure(
-                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
-                    Some(format!("SQLite did not take the setting {config:?} = {on}")),
-                ));
-            }
-        }
+        harden(&mut conn)?;
         // The built-in functions this SQLite lacks (it may be compiled
         // without the math functions) are known here by name, so a table
         // that calls them is judged as the documentation allows. They are

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use ndarc_format::Code;
 use ndarc_testkit::mutate::{
-    file_codes, mutation, mutations, Mutant, LINEAGE_ONLY, POLICY_ONLY, PUSH_ONLY,
+    file_codes, mutation, mutations, Mutant, INTEGRITY_ONLY, LINEAGE_ONLY, POLICY_ONLY, PUSH_ONLY,
 };
 use ndarc_testkit::{arb_options, corpus_valid, generate_vec, mutate, mutate_random, GenOptions};
 use ndarc_verify::{verify_bytes, Options};
@@ -192,13 +192,21 @@ fn push_only_codes_are_not_applicable() {
         let e = mutate(&archive, code, 0).unwrap_err();
         assert!(e.to_string().contains("policy"), "{e}");
     }
+    for code in INTEGRITY_ONLY {
+        let e = mutate(&archive, code, 0).unwrap_err();
+        assert!(e.to_string().contains("--integrity"), "{e}");
+    }
     for code in LINEAGE_ONLY {
         let e = mutate(&archive, code, 0).unwrap_err();
         assert!(e.to_string().contains("--later"), "{e}");
     }
     assert_eq!(
         file_codes().len(),
-        Code::ALL.len() - PUSH_ONLY.len() - POLICY_ONLY.len() - LINEAGE_ONLY.len()
+        Code::ALL.len()
+            - PUSH_ONLY.len()
+            - POLICY_ONLY.len()
+            - INTEGRITY_ONLY.len()
+            - LINEAGE_ONLY.len()
     );
 }
 
@@ -228,8 +236,9 @@ fn mutations_cover_the_corpus_codes() {
     assert!(corpus.len() > 60, "{corpus:?}");
     for code in corpus {
         let c = Code::from_name(&code).unwrap();
-        if POLICY_ONLY.contains(&c) {
-            // The base archive checked against a policy: nothing to mutate.
+        if POLICY_ONLY.contains(&c) || INTEGRITY_ONLY.contains(&c) {
+            // The base archive checked against a policy, or its rows
+            // against their foreign keys: nothing the format forbids.
             continue;
         }
         assert!(

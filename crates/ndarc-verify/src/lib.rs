@@ -25,12 +25,14 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod integrity;
 pub mod lines;
 mod pipeline;
 mod push;
 pub mod read;
 mod receipt;
 mod refs;
+mod rules;
 mod session;
 
 use std::time::Duration;
@@ -67,6 +69,11 @@ pub struct Options {
     /// An import policy to check the archive against (SPEC.md §15); each
     /// breach is an error finding `policy_*`.
     pub policy: Option<std::sync::Arc<ndarc_format::Policy>>,
+    /// Also check the rows against the foreign keys of the tables' own
+    /// `sql` (SPEC.md §11, `--integrity`): a reference with no parent row
+    /// is `foreign_key_violation`, a foreign key SQLite refuses
+    /// `foreign_key_mismatch`.
+    pub integrity: bool,
 }
 
 impl Default for Options {
@@ -79,6 +86,7 @@ impl Default for Options {
             formats: vec![ndarc_format::FORMAT.to_string()],
             progress: None,
             policy: None,
+            integrity: false,
         }
     }
 }
@@ -92,6 +100,7 @@ impl std::fmt::Debug for Options {
             .field("max_manifest_line", &self.max_manifest_line)
             .field("formats", &self.formats)
             .field("policy", &self.policy)
+            .field("integrity", &self.integrity)
             .finish_non_exhaustive()
     }
 }
@@ -157,6 +166,11 @@ pub struct Report {
     pub elapsed: Duration,
     /// The import policy the archive was checked against, if any.
     pub policy: Option<std::sync::Arc<ndarc_format::Policy>>,
+    /// Why the rows could not be checked against the foreign keys when
+    /// [`Options::integrity`] asked for it (SQLite could not open or write
+    /// its temporary database, or the manifest has errors): the report is
+    /// then not a verdict on them.
+    pub unchecked: Option<String>,
 }
 
 impl Report {

@@ -11,6 +11,7 @@ use ndarc_format::{check_line, Code, Collector, Finding, LineRef, LineSummary, P
 
 use crate::lines::{self, Input, Line, LineSource};
 use crate::read::{self, ReadError, Reader, Tap, Taps};
+use crate::rules::Scanned;
 use crate::session::Session;
 use crate::{Error, Options, Report};
 
@@ -221,13 +222,14 @@ fn run<'a>(
     // with the spans of its rows: lines are then checked with
     // `check_line_spans`, and the spans wait with the line.
     //
-    // A policy's `objectReferences` are checked beside the line check (see
-    // `crate::refs`); the objects a line's rows reference wait with it.
+    // The row rules (a policy's `objectReferences`, `--integrity`) read
+    // the rows beside the line check (see `crate::rules`); what they take
+    // from a line waits with it.
     type Checked<'l> = (
         Line<'l>,
         Option<LineSummary>,
         Option<Box<RowSpans>>,
-        Vec<u32>,
+        Scanned,
     );
     type Done<'l> = (u64, Checked<'l>);
     let (tx, rx) = std::sync::mpsc::channel::<Done<'a>>();
@@ -245,8 +247,11 @@ fn run<'a>(
     let no_spans = RowSpans::default();
     let mut feed_ready =
         |session: &mut Session, waiting: &mut BTreeMap<u64, Checked<'a>>, in_flight: &mut usize| {
-            while let Some((mut l, s, spans, hits)) = waiting.remove(&fed_seq) {
-                *in_flight -= l.bytes.len() + 1 + s.as_ref().map_or(0, LineSummary::held_bytes);
+            while let Some((mut l, s, spans, scanned)) = waiting.remove(&fed_seq) {
+                *in_flight -= l.bytes.len()
+                    + 1
+                    + s.as_ref().map_or(0, LineSummary::held_bytes)
+                    + scanned.held_bytes();
                 fed_seq += 1;
                 // Past the error limit, lines already dispatched are dropped
                 // unfed: the report then ends at the same line whatever the
@@ -273,7 +278,7 @@ fn run<'a>(
                         {
                             reader_stopped.set(true);
                         }
-                        session.referenced(&hits);
+                        session.scanned(scanned, at_of(&l));
                         session.feed(s);
                     }
                     None => {
@@ -289,11 +294,11 @@ fn run<'a>(
             fed_seq
         };
     let plan_ref: &Plan = &plan;
-    let refs = session.refs();
-    let refs_ref = refs.as_deref();
+    let rules = session.rules();
+    let rules_ref = rules.as_deref();
     let jobs = jobs(options);
     // Checks a line, with its spans when a reader wants them, and its rows
-    // against the policy's objectReferences.
+    // by the row rules.
     let check = move |line: &Line<'_>, with_spans: bool| {
         let (mut s, spans) = if with_spans {
             let mut spans = Box::<RowSpans>::default();
@@ -302,8 +307,9 @@ fn run<'a>(
         } else {
             (check_line(plan_ref, at_of(line)), None)
         };
-        let hits = refs_ref.map_or_else(Vec::new, |r| r.scan(plan_ref, at_of(line), &mut s));
-        (s, spans, hits)
+        let scanned =
+            rules_ref.map_or_else(Scanned::default, |r| r.scan(plan_ref, at_of(line), &mut s));
+        (s, spans, scanned)
     };
     // The longest part line so far (which sizes the window), and the bytes
     // of lines sent to the pool and not yet back.
@@ -324,13 +330,13 @@ fn run<'a>(
             let window = window_bytes(jobs, longest);
             let with_spans = spans_wanted.get();
             if line.too_long.is_some() {
-                waiting.insert(seq, (line, None, None, Vec::new()));
+                waiting.insert(seq, (line, None, None, Scanned::default()));
             } else if jobs == 1 || dispatched >= pool_share(jobs, longest) {
                 // This thread's turn (always, with one job: `--jobs 1` uses
                 // one core).
-                let (s, spans, hits) = check(&line, with_spans);
-                in_flight += s.held_bytes();
-                waiting.insert(seq, (line, Some(s), spans, hits));
+                let (s, spans, scanned) = check(&line, with_spans);
+                in_flight += s.held_bytes() + scanned.held_bytes();
+                waiting.insert(seq, (line, Some(s), spans, scanned));
             } else {
                 let tx = tx.clone();
                 outstanding += 1;
@@ -338,8 +344,8 @@ fn run<'a>(
                 // The job owns the line (borrowed from a slice, or sharing
                 // a read buffer) and sends it back with its summary.
                 scope.spawn(move |_| {
-                    let (s, spans, hits) = check(&line, with_spans);
-                    let _ = tx.send((seq, (line, Some(s), spans, hits)));
+                    let (s, spans, scanned) = check(&line, with_spans);
+                    let _ = tx.send((seq, (line, Some(s), spans, scanned)));
                 });
             }
             feed_ready(&mut session, &mut waiting, &mut in_flight);
@@ -358,6 +364,7 @@ fn run<'a>(
                 // A chunk's decoded bytes count as in flight too, until
                 // fed.
                 in_flight += done.1.as_ref().map_or(0, LineSummary::held_bytes);
+                in_flight += done.3.held_bytes();
                 waiting.insert(seq, done);
                 feed_ready(&mut session, &mut waiting, &mut in_flight);
             }
@@ -376,6 +383,7 @@ fn run<'a>(
         while feed_ready(&mut session, &mut waiting, &mut in_flight) < next_seq {
             let Ok((seq, done)) = rx.recv() else { break };
             in_flight += done.1.as_ref().map_or(0, LineSummary::held_bytes);
+            in_flight += done.3.held_bytes();
             waiting.insert(seq, done);
         }
         // Framing findings after the last line (empty lines at the end).

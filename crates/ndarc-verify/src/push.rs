@@ -137,9 +137,9 @@ impl PushVerifier {
         };
         let plan = self.session.plan();
         let mut s = check_line(plan, at);
-        let hits = match self.session.refs() {
-            Some(refs) => refs.scan(plan, at, &mut s),
-            None => Vec::new(),
+        let scanned = match self.session.rules() {
+            Some(rules) => rules.scan(plan, at, &mut s),
+            None => Default::default(),
         };
         let digest = s.digest;
         let claimed = match &s.body {
@@ -172,9 +172,9 @@ impl PushVerifier {
             return PushOutcome::Rejected(s.findings);
         }
         let warnings = s.findings.clone();
-        // Which objects the rows reference does not depend on the order
-        // parts arrive in: recorded as the part is accepted.
-        self.session.referenced(&hits);
+        // Which objects the rows reference, and their keys, do not depend
+        // on the order parts arrive in: recorded as the part is accepted.
+        self.session.scanned(scanned, at);
         self.accepted.insert(index, digest);
         self.bytes += bytes.len() as u64 + 1;
         self.waiting.insert(index, s);

@@ -6,7 +6,8 @@
 //! - [`Refs::new`], where the manifest is read: resolves each bucket's
 //!   table and column (`reference_column_missing`,
 //!   `reference_column_excluded`) and indexes the bucket's objects by key.
-//! - [`Refs::scan`], on any thread, beside the line check: each row of a
+//! - [`Refs::scan`], on any thread, beside the line check (through
+//!   [`crate::rules`]): each row of a
 //!   referenced table whose value is not a key of the bucket is an
 //!   `object_references` finding of that line; the objects it does
 //!   reference are returned.
@@ -18,10 +19,7 @@
 //! referenced object costs an index and an offset, and [`Seen`] a bit per
 //! object. Rows are never kept.
 
-use ndarc_format::part::Body;
-use ndarc_format::{
-    Code, Collector, Finding, LineRef, LineReport, LineSummary, Manifest, Plan, Policy,
-};
+use ndarc_format::{Code, Collector, Finding, LineRef, LineReport, Manifest, Plan, Policy};
 use ndarc_json::Value;
 
 /// One bucket's `objectReferences`, resolved against the manifest.
@@ -180,37 +178,25 @@ impl Refs {
         Seen(vec![0; self.objects.div_ceil(64)])
     }
 
-    /// Checks the rows of the line `at`, whose summary is `s`: a value of a
-    /// referenced column that is not a key of the bucket is an
-    /// `object_references` finding added to `s`. Returns the objects the
-    /// rows reference (positions in `manifest.objects`), for [`Seen`].
-    /// Lines that are not parts of a referenced table are not read.
-    pub fn scan(&self, plan: &Plan, at: LineRef<'_>, s: &mut LineSummary) -> Vec<u32> {
-        let Body::Rows(rows) = &s.body else {
-            return Vec::new();
-        };
-        let rules: Vec<&Rule> = self
-            .rules
-            .iter()
-            .filter(|r| r.table == rows.table)
-            .collect();
-        if rules.is_empty() {
-            return Vec::new();
-        }
-        let Ok(v) = ndarc_json::parse_with(at.bytes, plan.json) else {
-            // Not JSON: already reported by the line check.
-            return Vec::new();
-        };
+    /// Whether the rows of table `t` are read.
+    pub fn reads(&self, t: usize) -> bool {
+        self.rules.iter().any(|r| r.table == t)
+    }
+
+    /// Checks the rows `items` of table `t` (a line's, reported to `lr`):
+    /// a value of a referenced column that is not a key of the bucket is
+    /// an `object_references` finding. Returns the objects the rows
+    /// reference (positions in `manifest.objects`), for [`Seen`].
+    pub fn scan(
+        &self,
+        plan: &Plan,
+        t: usize,
+        items: &[Value<'_>],
+        lr: &mut LineReport<'_>,
+    ) -> Vec<u32> {
+        let rules: Vec<&Rule> = self.rules.iter().filter(|r| r.table == t).collect();
         let m = &plan.manifest;
-        let table = &m.tables[rows.table].name;
-        let items = v
-            .value
-            .get("items")
-            .and_then(Value::as_array)
-            .unwrap_or(&[]);
-        let room = plan.max_findings_per_line.saturating_sub(s.findings.len());
-        // Past the line's limit, findings are counted, not kept.
-        let mut lr = LineReport::new(at, room);
+        let table = &m.tables[t].name;
         let mut hits = Vec::new();
         for (i, item) in items.iter().enumerate() {
             if item.get("table").and_then(Value::as_str) != Some(table.as_str()) {
@@ -265,9 +251,6 @@ impl Refs {
                 }
             }
         }
-        s.dropped += lr.dropped;
-        let (findings, _) = lr.into_findings();
-        s.findings.extend(findings);
         hits
     }
 

@@ -11,7 +11,9 @@ use ndarc_format::{
     LineRef, LineReport, LineSummary, Manifest, ManifestOptions, ManifestOutcome, Plan,
 };
 
+use crate::integrity::{Checker, Integrity};
 use crate::refs::{Refs, Seen};
+use crate::rules::{RowRules, Scanned};
 use crate::{Options, Report};
 
 /// What [`read_manifest`] found.
@@ -25,8 +27,12 @@ pub struct ManifestRead {
     pub dropped: u64,
     /// Warnings past the limit, not kept.
     pub dropped_warnings: u64,
-    /// The policy's `objectReferences`, resolved against the manifest.
-    pub(crate) refs: Option<Refs>,
+    /// The rules that read rows beyond the line check (the policy's
+    /// `objectReferences`, `--integrity`), resolved against the manifest.
+    pub(crate) rules: RowRules,
+    /// Why `--integrity` could not start (SQLite could not open its
+    /// database).
+    pub(crate) unchecked: Option<String>,
 }
 
 impl ManifestRead {
@@ -50,7 +56,8 @@ impl ManifestRead {
 pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
     let limit = options.max_errors.max(1);
     let mut lr = LineReport::new(at, limit);
-    let mut refs = None;
+    let mut rules = RowRules::default();
+    let mut unchecked = None;
     let manifest = if at.bytes.len() > options.max_manifest_line {
         lr.add_at(
             Code::LineTooLong,
@@ -96,7 +103,20 @@ pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
                             if let Ok(value) = ndarc_json::parse(at.bytes) {
                                 policy.check_manifest(&value, &mut lr);
                             }
-                            refs = Refs::new(&m, policy, at, &mut lr);
+                            rules.refs = Refs::new(&m, policy, at, &mut lr);
+                        }
+                        // The tables' sql is run (in a private database)
+                        // only when every rule of the manifest held.
+                        let clean = lr.dropped == 0 && !lr.findings.iter().any(Finding::is_error);
+                        if options.integrity && clean {
+                            match Integrity::new(&m, &mut lr) {
+                                Ok(i) => rules.integrity = Some(Arc::new(i)),
+                                Err(e) => unchecked = Some(e),
+                            }
+                        } else if options.integrity {
+                            unchecked = Some(
+                                "the manifest has errors, so its foreign keys were not read".into(),
+                            );
                         }
                         Some(*m)
                     }
@@ -112,7 +132,8 @@ pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
         findings,
         dropped,
         dropped_warnings,
-        refs,
+        rules,
+        unchecked,
     }
 }
 
@@ -215,9 +236,14 @@ const JUDGED_PER_THREAD: usize = 2_000;
 pub struct Session {
     plan: Arc<Plan>,
     asm: Assembler,
-    /// The policy's `objectReferences`, shared with the threads that
-    /// check lines, and the objects referenced so far.
-    refs: Option<(Arc<Refs>, Seen)>,
+    /// The row rules, shared with the threads that check lines.
+    rules: Option<Arc<RowRules>>,
+    /// The objects referenced so far (the policy's `objectReferences`).
+    seen: Option<Seen>,
+    /// The keys of the rows so far (`--integrity`).
+    checker: Option<Checker>,
+    /// Why `--integrity` could not check the rows.
+    unchecked: Option<String>,
     max_errors: usize,
     started: Instant,
     /// `finish` puts the manifest in the report.
@@ -268,19 +294,25 @@ impl Session {
         plan.max_findings_per_line = options.max_errors.max(1);
         plan.policy = options.policy.clone();
         let plan = Arc::new(plan);
+        let checker = read
+            .rules
+            .integrity
+            .clone()
+            .map(|i| Checker::new(i, &plan.manifest, options.max_errors));
         let mut asm =
             Assembler::new(plan.clone(), at.bytes, at.offset, c).manifest_line_number(at.line);
         if let Some(d) = &raw_digest {
             asm = asm.manifest_digest(d);
         }
-        let refs = read.refs.map(|r| {
-            let seen = r.seen();
-            (Arc::new(r), seen)
-        });
+        let seen = read.rules.refs.as_ref().map(Refs::seen);
+        let rules = (!read.rules.is_empty()).then(|| Arc::new(std::mem::take(&mut read.rules)));
         Ok(Session {
             plan,
             asm,
-            refs,
+            rules,
+            seen,
+            checker,
+            unchecked: read.unchecked.take(),
             max_errors: options.max_errors,
             started,
             report_manifest: true,
@@ -315,24 +347,30 @@ impl Session {
         self.asm.feed(s);
     }
 
-    /// The policy's `objectReferences`, when it has any: what checks a
-    /// line's rows against them ([`Refs::scan`], on any thread, beside
-    /// the line check; its findings go into the line's summary).
-    pub(crate) fn refs(&self) -> Option<Arc<Refs>> {
-        self.refs.as_ref().map(|(r, _)| r.clone())
+    /// The row rules, when any is on: what reads a line's rows beyond
+    /// the line check ([`RowRules::scan`], on any thread, beside the line
+    /// check; its findings go into the line's summary).
+    pub(crate) fn rules(&self) -> Option<Arc<RowRules>> {
+        self.rules.clone()
     }
 
-    /// Gives up the objects no row references: some rows were never read
-    /// (a part never arrived), so an unreferenced object would be a guess.
+    /// Gives up what needs every row: some rows were never read (a part
+    /// never arrived), so an unreferenced object or a missing parent row
+    /// would be a guess.
     pub(crate) fn rows_incomplete(&mut self) {
-        self.refs = None;
+        self.seen = None;
+        self.checker = None;
     }
 
-    /// Records the objects a line's rows reference ([`Refs::scan`]'s
-    /// result), for the objects no row references at the end.
-    pub(crate) fn referenced(&mut self, hits: &[u32]) {
-        if let Some((_, seen)) = &mut self.refs {
-            seen.mark(hits);
+    /// Records what the row rules took from the line `at`
+    /// ([`RowRules::scan`]'s result): the objects its rows reference and
+    /// their keys.
+    pub(crate) fn scanned(&mut self, scanned: Scanned, at: LineRef<'_>) {
+        if let Some(seen) = &mut self.seen {
+            seen.mark(&scanned.hits);
+        }
+        if let (Some(checker), Some(keys)) = (&mut self.checker, scanned.keys) {
+            checker.add(&self.plan.manifest, &self.plan, keys, at);
         }
     }
 
@@ -377,9 +415,21 @@ impl Session {
         } else {
             self.asm.finish(eof)
         };
-        // Objects no row references: only once every row was read.
-        if let (Some((refs, seen)), false) = (&self.refs, stopped) {
-            refs.finish(&self.plan.manifest, seen, &mut c);
+        // Objects no row references, and rows with no parent row: only
+        // once every row was read.
+        if let (Some(rules), Some(seen), false) = (&self.rules, &self.seen, stopped) {
+            if let Some(refs) = &rules.refs {
+                refs.finish(&self.plan.manifest, seen, &mut c);
+            }
+        }
+        let mut unchecked = self.unchecked;
+        if let Some(checker) = self.checker {
+            // Stopped early, the archive is invalid already.
+            if !stopped {
+                if let Err(e) = checker.finish(&self.plan.manifest, &self.plan, &mut c, reread) {
+                    unchecked = Some(e);
+                }
+            }
         }
         for (t, runs, rows) in &outcome.rescan {
             let name = self.plan.manifest.tables[*t].name.clone();
@@ -440,6 +490,7 @@ impl Session {
             parts: outcome.parts,
             elapsed: self.started.elapsed(),
             policy,
+            unchecked,
             ..Default::default()
         };
         fold_truncation(&mut report);

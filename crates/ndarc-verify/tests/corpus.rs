@@ -111,6 +111,9 @@ fn sidecar(path: &Path) -> Sidecar {
                 .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
             options.policy = Some(std::sync::Arc::new(policy));
         }
+        if let Some(on) = o.get("integrity").and_then(Value::as_bool) {
+            options.integrity = on;
+        }
     }
     Sidecar {
         code: v["code"].as_str().expect("code").to_string(),

@@ -280,6 +280,7 @@ fn list_shows_every_mutation() {
     let t = text(&o.stdout);
     let others = ndarc_gen::mutate::PUSH_ONLY.len()
         + ndarc_gen::mutate::POLICY_ONLY.len()
+        + ndarc_gen::mutate::INTEGRITY_ONLY.len()
         + ndarc_gen::mutate::LINEAGE_ONLY.len();
     assert_eq!(
         t.lines().count(),

@@ -17,7 +17,7 @@
 //! - [`mutations`]: every mutation, by code; [`Mutation::apply`] runs one.
 //!
 //! Every code a file can show has at least one mutation (all of
-//! [`Code::ALL`] except [`PUSH_ONLY`], [`POLICY_ONLY`] and [`LINEAGE_ONLY`]); most apply to any archive (they add
+//! [`Code::ALL`] except [`PUSH_ONLY`], [`POLICY_ONLY`], [`INTEGRITY_ONLY`] and [`LINEAGE_ONLY`]); most apply to any archive (they add
 //! the table, object or payload they need when the archive has none), a
 //! few need rows of a certain kind (a NOT NULL column, a primary-key table
 //! with two rows …) and say [`NotApplicable`] otherwise.
@@ -74,6 +74,7 @@ mod exclusions;
 mod fixture;
 mod framing;
 mod importable;
+mod integrity;
 mod json;
 mod manifest;
 mod objects;
@@ -103,6 +104,11 @@ pub const POLICY_ONLY: [Code; 11] = [
     Code::ReferenceColumnMissing,
     Code::ReferenceColumnExcluded,
 ];
+
+/// Codes that only `verify --integrity` (SPEC.md §11) produces: they judge
+/// the rows by the foreign keys of the tables' own `sql`, which the format
+/// leaves alone; the corpus has them as fixtures with `options.integrity`.
+pub const INTEGRITY_ONLY: [Code; 2] = [Code::ForeignKeyViolation, Code::ForeignKeyMismatch];
 
 /// Codes that only `verify A --later B` (SPEC.md §4.6) produces: they judge
 /// one archive as the successor of another, so no file alone shows them;
@@ -297,6 +303,7 @@ pub fn corpus_fixtures(base: &[u8]) -> Result<Vec<Fixture>, String> {
     out.extend(chunks::fixtures(&recs)?);
     out.extend(closing::fixtures(&recs)?);
     out.extend(policy::fixtures(&recs)?);
+    out.extend(integrity::fixtures(&recs)?);
     Ok(out)
 }
 
@@ -306,12 +313,17 @@ pub fn mutation(name: &str) -> Option<&'static Mutation> {
 }
 
 /// Every code a file can show: [`Code::ALL`] without [`PUSH_ONLY`],
-/// [`POLICY_ONLY`] and [`LINEAGE_ONLY`].
+/// [`POLICY_ONLY`], [`INTEGRITY_ONLY`] and [`LINEAGE_ONLY`].
 pub fn file_codes() -> Vec<Code> {
     Code::ALL
         .iter()
         .copied()
-        .filter(|c| !PUSH_ONLY.contains(c) && !POLICY_ONLY.contains(c) && !LINEAGE_ONLY.contains(c))
+        .filter(|c| {
+            !PUSH_ONLY.contains(c)
+                && !POLICY_ONLY.contains(c)
+                && !INTEGRITY_ONLY.contains(c)
+                && !LINEAGE_ONLY.contains(c)
+        })
         .collect()
 }
 
@@ -328,6 +340,9 @@ pub fn mutate(archive: &[u8], code: Code, seed: u64) -> Result<Mutant, NotApplic
                 "only the push API reports this code; no file shows it".to_string()
             } else if POLICY_ONLY.contains(&code) {
                 "only a policy (verify --policy) reports this code; no file alone shows it"
+                    .to_string()
+            } else if INTEGRITY_ONLY.contains(&code) {
+                "only verify --integrity reports this code, from the tables' foreign keys; the format alone allows it"
                     .to_string()
             } else if LINEAGE_ONLY.contains(&code) {
                 "only verify --later reports this code, between two archives; no file alone shows it"
@@ -396,7 +411,12 @@ mod tests {
         for code in file_codes() {
             assert!(mutations_of(code).next().is_some(), "{code}");
         }
-        for c in PUSH_ONLY.iter().chain(&POLICY_ONLY).chain(&LINEAGE_ONLY) {
+        for c in PUSH_ONLY
+            .iter()
+            .chain(&POLICY_ONLY)
+            .chain(&INTEGRITY_ONLY)
+            .chain(&LINEAGE_ONLY)
+        {
             assert!(mutations_of(*c).next().is_none());
         }
         let mut names: Vec<&str> = mutations().iter().map(|m| m.name).collect();

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use ndarc_format::Code;
 use ndarc_gen::mutate::{
-    file_codes, mutation, mutations, Mutant, LINEAGE_ONLY, POLICY_ONLY, PUSH_ONLY,
+    file_codes, mutation, mutations, Mutant, INTEGRITY_ONLY, LINEAGE_ONLY, POLICY_ONLY, PUSH_ONLY,
 };
 
 use crate::exit::{CmdResult, Failure, Status};
@@ -250,6 +250,13 @@ fn list() -> CmdResult {
     for code in POLICY_ONLY {
         s.push_str(&format!(
             "{:<27} {:<34} only verify --policy reports it (corpus: testdata/invalid/{code}*)\n",
+            code.as_str(),
+            "-"
+        ));
+    }
+    for code in INTEGRITY_ONLY {
+        s.push_str(&format!(
+            "{:<27} {:<34} only verify --integrity reports it (corpus: testdata/invalid/{code}*)\n",
             code.as_str(),
             "-"
         ));
