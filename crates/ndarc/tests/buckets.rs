@@ -572,6 +572,40 @@ fn bucket_metadata_round_trips_through_unpack_byte_for_byte() {
         std::fs::read(&first).unwrap() == std::fs::read(&second).unwrap(),
         "pack → unpack → pack changed the archive"
     );
+    // A sidecar already there is replaced only with --force.
+    let again = |extra: &[&str], out: &std::path::Path| {
+        let db = dir.path("again.db");
+        let _ = std::fs::remove_file(&db);
+        let mut args = vec!["unpack", s(&first), "-o", s(&db), "--objects-dir", s(out)];
+        args.extend_from_slice(extra);
+        ndarc(&args)
+    };
+    let only_sidecar = dir.path("only-sidecar");
+    std::fs::create_dir_all(only_sidecar.join("metadata")).unwrap();
+    std::fs::write(only_sidecar.join("metadata/images.json"), b"old").unwrap();
+    let r = again(&[], &only_sidecar);
+    assert_eq!(r.code, 2, "{}", r.out());
+    assert!(r.stderr.contains("output_exists"), "{}", r.out());
+    assert!(!only_sidecar.join("objects").exists());
+    let r = again(&["--force"], &only_sidecar);
+    assert_eq!(r.code, 0, "{}", r.out());
+    assert_eq!(
+        std::fs::read(only_sidecar.join("metadata/images.json")).unwrap(),
+        std::fs::read(out.join("metadata/images.json")).unwrap()
+    );
+    // A symbolic link on the sidecar's way is not followed.
+    #[cfg(unix)]
+    {
+        let linked = dir.path("linked");
+        let elsewhere = dir.path("elsewhere");
+        std::fs::create_dir_all(&linked).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, linked.join("metadata")).unwrap();
+        let r = again(&["--force"], &linked);
+        assert_eq!(r.code, 1, "{}", r.out());
+        assert!(r.stderr.contains("unsafe_path"), "{}", r.out());
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    }
     // Without metadata, unpack writes no sidecar.
     let plain = dir.path("plain.ndjson");
     assert_eq!(pack(&files, &images, &[], &plain).code, 0);
