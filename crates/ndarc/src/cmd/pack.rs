@@ -123,16 +123,7 @@ impl Args {
     /// The library options these arguments give.
     pub fn options(&self) -> Result<PackOptions, Failure> {
         let secret_columns = self.tables.secret_columns()?;
-        let payloads = self
-            .payload
-            .iter()
-            .map(|s| match s.split_once('=') {
-                Some((n, f)) if !n.is_empty() && !f.is_empty() => {
-                    Ok((n.to_string(), PathBuf::from(f)))
-                }
-                _ => Err(Failure::new(format!("--payload {s:?}: expected NAME=FILE"))),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let payloads = name_files("--payload", &self.payload)?;
         let mut buckets = Vec::new();
         for b in &self.bucket_dir {
             match b.split_once('=') {
@@ -170,18 +161,7 @@ impl Args {
                 }
             }
         }
-        let bucket_metadata = self
-            .bucket_metadata
-            .iter()
-            .map(|s| match s.split_once('=') {
-                Some((n, f)) if !n.is_empty() && !f.is_empty() => {
-                    Ok((n.to_string(), PathBuf::from(f)))
-                }
-                _ => Err(Failure::new(format!(
-                    "--bucket-metadata {s:?}: expected NAME=FILE"
-                ))),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let bucket_metadata = name_files("--bucket-metadata", &self.bucket_metadata)?;
         let object_references = self
             .object_references
             .iter()
@@ -223,6 +203,17 @@ impl Args {
             ..PackOptions::default()
         })
     }
+}
+
+/// The `NAME=FILE` values of `flag`, neither part empty.
+fn name_files(flag: &str, values: &[String]) -> Result<Vec<(String, PathBuf)>, Failure> {
+    values
+        .iter()
+        .map(|s| match s.split_once('=') {
+            Some((n, f)) if !n.is_empty() && !f.is_empty() => Ok((n.to_string(), PathBuf::from(f))),
+            _ => Err(Failure::new(format!("{flag} {s:?}: expected NAME=FILE"))),
+        })
+        .collect()
 }
 
 /// The `--summary` line.
