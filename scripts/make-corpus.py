@@ -2,7 +2,7 @@
 """Writes the valid conformance corpus of the portability archive, and checks
 the invalid one.
 
-    python3 scripts/make-corpus.py                  # rewrites testdata/valid/*
+    python3 scripts/make-corpus.py                  # rewrites testdata/valid/* and testdata/lineage/*
     python3 scripts/make-corpus.py --check DIR      # builds every invalid fixture and compares
                                                     # it with DIR; writes nothing
 
@@ -10,7 +10,10 @@ Python 3.8+, standard library only, deterministic (no clock, no randomness):
 running it twice gives the same bytes. It writes testdata/valid/<name>.ndjson:
 small valid archives, each showing one feature (testdata/valid/example.ndjson
 is the worked example of SPEC.md and is written by scripts/example-archive.py,
-not by this script).
+not by this script), and testdata/lineage/<case>/: pairs of valid archives
+(earlier.ndjson, later.ndjson) for `ndarc verify earlier --later later`
+(SPEC.md §4.6), with expected.json, the findings on the later archive
+({"findings": [{"code", "line", "offset", "pointer"}], "note"}).
 
 It does not write testdata/invalid: the Rust mutator does
 (`cargo run -p ndarc-gen --example corpus -- --write testdata/invalid`). With
@@ -34,6 +37,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VALID = os.path.join(ROOT, "testdata", "valid")
+LINEAGE = os.path.join(ROOT, "testdata", "lineage")
 
 # ---------------------------------------------------------------------------
 # RFC 8785 canonical JSON
@@ -1618,6 +1622,72 @@ def _cross_check():
         assert Archive(ex).render() == f.read(), "sealing disagrees with testdata/valid/example.ndjson"
 
 
+def lineage_cases():
+    """name -> (earlier spec, later spec, [(code, pointer)], note): pairs of
+    valid archives, the later checked against the earlier (SPEC.md §4.6).
+    Every finding is on the later archive's manifest (line 1, offset 0)."""
+    def spec(source="src-1", epoch=5, journal=None, migrations=None):
+        s = base_spec()
+        s["sourceIdentity"] = source
+        s["epoch"] = epoch
+        s["journal"] = journal if journal is not None else {
+            "entries": [{"op": "migrate", "seq": 1}, {"op": "import", "seq": 2}], "head": "aaaa"}
+        s["migrations"] = migrations if migrations is not None else [
+            {"id": 1, "name": "0001_init.sql"}]
+        return s
+    grown_journal = {"entries": [{"op": "migrate", "seq": 1}, {"op": "import", "seq": 2},
+                                 {"op": "export", "seq": 3}], "head": "bbbb"}
+    grown_migrations = [{"id": 1, "name": "0001_init.sql"}, {"id": 2, "name": "0002_more.sql"}]
+    later = lambda **kw: spec(**dict({"epoch": 6, "journal": grown_journal,
+                                      "migrations": grown_migrations}, **kw))
+    return {
+        "follows": (spec(), later(), [],
+                    "a later export of the same source: epoch up, journal and migrations extended"),
+        "lineage_source_identity_mismatch": (
+            spec(), later(source="src-2"), [("lineage_source_identity_mismatch", "/sourceIdentity")],
+            "the later archive comes from another source"),
+        "lineage_epoch_backwards": (
+            spec(), later(epoch=4), [("lineage_epoch_backwards", "/epoch")],
+            "the later archive's epoch is below the earlier's"),
+        "lineage_journal_rewritten": (
+            spec(), later(journal={"entries": [{"op": "migrate", "seq": 1}, {"op": "restore", "seq": 2},
+                                               {"op": "export", "seq": 3}], "head": "bbbb"}),
+            [("lineage_journal_rewritten", "/journal/entries/1")],
+            "the later journal's second entry differs from the earlier's"),
+        "lineage_migrations_rewritten": (
+            spec(), later(migrations=[{"id": 2, "name": "0002_more.sql"}]),
+            [("lineage_migrations_rewritten", "/migrations/0")],
+            "the later migrations drop the earlier's first"),
+        "every-rule": (
+            spec(), later(source="src-2", epoch=4, journal=[], migrations=[]),
+            [("lineage_source_identity_mismatch", "/sourceIdentity"),
+             ("lineage_epoch_backwards", "/epoch"),
+             ("lineage_journal_rewritten", "/journal"),
+             ("lineage_migrations_rewritten", "/migrations")],
+            "every rule broken at once, in the order they are checked"),
+    }
+
+
+def write_lineage():
+    """Rewrites testdata/lineage/ from `lineage_cases()`."""
+    if os.path.isdir(LINEAGE):
+        for case in os.listdir(LINEAGE):
+            d = os.path.join(LINEAGE, case)
+            for f in os.listdir(d):
+                os.remove(os.path.join(d, f))
+            os.rmdir(d)
+    for name, (earlier, later, findings, note) in lineage_cases().items():
+        d = os.path.join(LINEAGE, name)
+        os.makedirs(d)
+        write(os.path.join(d, "earlier.ndjson"), Archive(earlier).render())
+        write(os.path.join(d, "later.ndjson"), Archive(later).render())
+        expected = {"findings": [{"code": c, "line": 1, "offset": 0, "pointer": p}
+                                 for c, p in findings], "note": note}
+        write(os.path.join(d, "expected.json"),
+              (json.dumps(expected, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode())
+    return len(lineage_cases())
+
+
 def main():
     _self_test()
     _cross_check()
@@ -1644,6 +1714,7 @@ def main():
         write(os.path.join(VALID, name + ".ndjson"), data)
     print("wrote %d valid archives (testdata/invalid is written by the Rust mutator; "
           "--check checks it)" % len(valid_archives()), file=sys.stderr)
+    print("wrote %d lineage pairs to testdata/lineage" % write_lineage(), file=sys.stderr)
 
 
 def check_invalid(directory):

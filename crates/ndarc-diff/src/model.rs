@@ -237,12 +237,15 @@ impl ColumnScope {
 pub struct RowChange {
     /// The row key text (`[1,"a"]`, or the rowid `7`).
     pub key: String,
-    /// The cells that differ, in column (name) order; empty with
+    /// The cells that differ, then the non-null cells of the columns only
+    /// one archive's rows carry (a column added or removed, see
+    /// [`CellChange::only`]), in column (name) order; empty with
     /// `keys_only`. A renamed column's cells are named by its name in the
     /// second archive.
     pub cells: Vec<CellChange>,
-    /// The compared cells are all equal: the row changed only because the
-    /// table's columns did (see [`TableDiff::columns_differ`]).
+    /// The row changed only because the table's columns did (see
+    /// [`TableDiff::columns_differ`]) and has no cell to show: the compared
+    /// cells are all equal and the columns of one side only hold null.
     pub columns_only: bool,
 }
 
@@ -255,6 +258,11 @@ pub struct CellChange {
     pub before: OwnedValue,
     /// The value in the second archive.
     pub after: OwnedValue,
+    /// The column is in one archive only, this one: `Some(After)` for a
+    /// column added (`after` is the row's value, `before` null: no such
+    /// column), `Some(Before)` for a column removed (`before` is the
+    /// value, `after` null); `None` for a cell of a column both carry.
+    pub only: Option<Side>,
 }
 
 /// Table-level schema changes.

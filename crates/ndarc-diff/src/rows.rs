@@ -208,6 +208,11 @@ pub(crate) struct Pair<'t> {
     scope: Option<ColumnScope>,
     /// The rows' columns differ: every row in both is changed.
     shape: bool,
+    /// Positions in A's columns of the columns only A's rows carry (a
+    /// column removed), and in B's of those only B's rows carry (added):
+    /// their non-null cells are shown with each changed row.
+    only_a: Vec<usize>,
+    only_b: Vec<usize>,
     keys_only: bool,
     /// Lines may not be canonical (read without verification): cells whose
     /// bytes differ are compared by canonical text.
@@ -262,6 +267,18 @@ impl<'t> Pair<'t> {
                 }
             }
         }
+        let position = |t: Option<(usize, SideTable<'t>)>, names: &[String]| -> Vec<usize> {
+            t.map_or_else(Vec::new, |(_, t)| {
+                names
+                    .iter()
+                    .filter_map(|n| t.columns.iter().position(|c| &c.name == n))
+                    .collect()
+            })
+        };
+        let (only_a, only_b) = (
+            position(a, &scope.only_before),
+            position(b, &scope.only_after),
+        );
         let whole = scope == ColumnScope::default()
             && a.zip(b).is_some_and(|((_, x), (_, y))| {
                 x.columns.len() == y.columns.len() && cols.len() == x.columns.len()
@@ -273,6 +290,8 @@ impl<'t> Pair<'t> {
             cols,
             whole,
             shape: scope.differs(),
+            only_a,
+            only_b,
             scope: (scope != ColumnScope::default()).then_some(scope),
             keys_only,
             lax,
@@ -347,49 +366,88 @@ impl<'t> Pair<'t> {
         digest128(&pieces)
     }
 
-    /// The change of a matched row whose compared cells differ.
-    fn change(&self, pa: &PartRows, i: usize, pb: &PartRows, j: usize) -> RowChange {
+    /// The change of a matched row: the compared cells that differ (none
+    /// when `same`, the row being changed only because the table's columns
+    /// differ), then the non-null cells of the columns one side only
+    /// carries, all in column name order.
+    fn change(&self, pa: &PartRows, i: usize, pb: &PartRows, j: usize, same: bool) -> RowChange {
         let key = pa.key(i, self.pk_a()).text();
         if self.keys_only {
             return RowChange {
                 key,
                 cells: Vec::new(),
-                columns_only: false,
+                columns_only: same,
             };
         }
         let (ca, cb) = (pa.cells(i, self.ncols_a()), pb.cells(j, self.ncols_b()));
         // Cells are named as the second archive names the column (a
         // renamed column by its new name).
-        let names = self.b.map(|(_, t)| t.columns);
-        let cells = self
-            .cols
-            .iter()
-            .filter_map(|&(x, y)| {
+        let name = |t: Option<(usize, SideTable<'_>)>, at: usize| {
+            t.and_then(|(_, t)| t.columns.get(at))
+                .map_or_else(String::new, |c| c.name.clone())
+        };
+        let mut cells: Vec<CellChange> = Vec::new();
+        if !same {
+            cells.extend(self.cols.iter().filter_map(|&(x, y)| {
                 let (va, vb) = (cell(&pa.bytes, ca, x), cell(&pb.bytes, cb, y));
                 (!self.cell_eq(va, vb)).then(|| CellChange {
-                    column: names
-                        .and_then(|n| n.get(y))
-                        .map_or_else(String::new, |c| c.name.clone()),
+                    column: name(self.b, y),
                     before: value(va),
                     after: value(vb),
+                    only: None,
                 })
+            }));
+        }
+        // A column of one side only: its value where the row holds one
+        // (a null is what adding a column gives every row; an absent cell
+        // is not shown either).
+        let one_side = |p: &PartRows, cs: &[Span], at: usize| {
+            let v = cell(&p.bytes, cs, at);
+            (!v.is_empty() && v != b"null").then(|| value(v))
+        };
+        let before = self.only_a.iter().filter_map(|&x| {
+            one_side(pa, ca, x).map(|v| CellChange {
+                column: name(self.a, x),
+                before: v,
+                after: OwnedValue::Null,
+                only: Some(Side::Before),
             })
-            .collect();
+        });
+        let after = self.only_b.iter().filter_map(|&y| {
+            one_side(pb, cb, y).map(|v| CellChange {
+                column: name(self.b, y),
+                before: OwnedValue::Null,
+                after: v,
+                only: Some(Side::After),
+            })
+        });
+        let n = cells.len();
+        cells.extend(before.chain(after));
+        if cells.len() > n {
+            cells.sort_by(|x, y| ndarc_json::cmp_utf16(&x.column, &y.column));
+        }
         RowChange {
             key,
+            columns_only: same && cells.is_empty(),
             cells,
-            columns_only: false,
         }
     }
 
     /// The change of a matched row whose compared cells are equal while
-    /// the table's columns differ.
+    /// the table's columns differ, where no cell of a column of one side
+    /// only is shown (see `shows_one_side`).
     fn columns_change(key: String) -> RowChange {
         RowChange {
             key,
             cells: Vec::new(),
             columns_only: true,
         }
+    }
+
+    /// Whether rows whose compared cells are equal need both sides' rows
+    /// for their change (cells of a column of one side only).
+    fn shows_one_side(&self) -> bool {
+        !self.keys_only && (!self.only_a.is_empty() || !self.only_b.is_empty())
     }
 }
 
@@ -566,10 +624,9 @@ pub(crate) fn diff_table(
                 let (x, y) = (pa.key(i, ka), pb.key(j, kb));
                 if x.same(&y) {
                     let pos = (pa.offset, pa.rows[i].item);
-                    if !pair.same_row(pa, i, pb, j) {
-                        acc.changed.push((pos, pair.change(pa, i, pb, j)));
-                    } else if pair.shape {
-                        acc.changed.push((pos, Pair::columns_change(x.text())));
+                    let same = pair.same_row(pa, i, pb, j);
+                    if !same || pair.shape {
+                        acc.changed.push((pos, pair.change(pa, i, pb, j, same)));
                     }
                     taker.read(pb, j)?;
                     a.pos += 1;
@@ -690,7 +747,7 @@ fn hash_join(
                     let digest = pair.digest(pa, i, Side::Before);
                     let pos = (pa.offset, pa.rows[i].item);
                     match index_b.remove(&kh) {
-                        Some(e) if e.digest == digest => {
+                        Some(e) if e.digest == digest && !pair.shows_one_side() => {
                             if pair.shape {
                                 acc.changed
                                     .push((pos, Pair::columns_change(pa.key(i, ka).text())));
@@ -699,7 +756,8 @@ fn hash_join(
                         Some(e) => {
                             let pb = again_b.get(b, e.pos.0, t)?;
                             if let Some(j) = row_at(pb, e.pos.1) {
-                                acc.changed.push((pos, pair.change(pa, i, pb, j)));
+                                let same = e.digest == digest;
+                                acc.changed.push((pos, pair.change(pa, i, pb, j, same)));
                             }
                         }
                         None => {
@@ -727,7 +785,7 @@ fn hash_join(
                     let digest = pair.digest(pb, j, Side::After);
                     let pos = (pb.offset, pb.rows[j].item);
                     match index_a.remove(&kh) {
-                        Some(e) if e.digest == digest => {
+                        Some(e) if e.digest == digest && !pair.shows_one_side() => {
                             if pair.shape {
                                 acc.changed
                                     .push((e.pos, Pair::columns_change(pb.key(j, kb).text())));
@@ -736,7 +794,8 @@ fn hash_join(
                         Some(e) => {
                             let pa = again_a.get(a, e.pos.0, t)?;
                             if let Some(i) = row_at(pa, e.pos.1) {
-                                acc.changed.push((e.pos, pair.change(pa, i, pb, j)));
+                                let same = e.digest == digest;
+                                acc.changed.push((e.pos, pair.change(pa, i, pb, j, same)));
                             }
                         }
                         None => {

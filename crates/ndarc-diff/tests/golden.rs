@@ -670,7 +670,8 @@ fn columns_added_dropped_and_renamed_change_every_row() {
         ..Options::default()
     };
     let d = ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&b), &opts).unwrap();
-    let summary = |d: &ndarc_diff::Diff| -> Vec<(String, Vec<String>, Vec<bool>, String)> {
+    type Summary = (String, Vec<String>, Vec<bool>, String, Vec<String>);
+    let summary = |d: &ndarc_diff::Diff| -> Vec<Summary> {
         d.tables
             .iter()
             .map(|t| {
@@ -679,6 +680,19 @@ fn columns_added_dropped_and_renamed_change_every_row() {
                     t.changed.iter().map(|c| c.key.clone()).collect(),
                     t.changed.iter().map(|c| c.columns_only).collect(),
                     t.columns_reason(),
+                    t.changed
+                        .iter()
+                        .flat_map(|c| &c.cells)
+                        .map(|c| {
+                            format!(
+                                "{}:{}→{}:{:?}",
+                                c.column,
+                                ndarc_json::to_canonical_string(&c.before),
+                                ndarc_json::to_canonical_string(&c.after),
+                                c.only
+                            )
+                        })
+                        .collect(),
                 )
             })
             .collect()
@@ -687,20 +701,32 @@ fn columns_added_dropped_and_renamed_change_every_row() {
         (
             "items".to_string(),
             vec!["[1]".to_string(), "[2]".to_string()],
-            vec![true, false],
+            // [1] changed only by the columns, but holds a color.
+            vec![false, false],
             "column color added".to_string(),
+            // [2]'s color is null: not shown.
+            vec![
+                "color:null→\"red\":Some(After)".to_string(),
+                "name:\"cup\"→\"mug\":None".to_string(),
+            ],
         ),
         (
             "people".to_string(),
             vec!["[1]".to_string(), "[2]".to_string()],
             vec![false, true],
             "column fullname renamed to name".to_string(),
+            vec!["name:\"Ada\"→\"Ada Lovelace\":None".to_string()],
         ),
         (
             "tags".to_string(),
             vec!["1".to_string(), "2".to_string(), "3".to_string()],
-            vec![true, true, true],
+            // Row 3's weight was null.
+            vec![false, false, true],
             "column weight removed".to_string(),
+            vec![
+                "weight:1→null:Some(Before)".to_string(),
+                "weight:0.5→null:Some(Before)".to_string(),
+            ],
         ),
     ];
     assert_eq!(summary(&d), want);
@@ -736,6 +762,119 @@ fn columns_added_dropped_and_renamed_change_every_row() {
     // Without contents asked for, none are kept.
     let d4 = ndarc_diff::diff(Source::Bytes(&a), Source::Bytes(&b), &Options::default()).unwrap();
     assert!(d4.tables[0].added_rows.is_empty());
+}
+
+/// `people` gains a column `phone` that one row of three fills: every
+/// format that lists changed rows shows that row's value (issue 24), in
+/// key order or not.
+#[test]
+fn an_added_column_shows_the_values_rows_hold() {
+    let case = |later: bool, reversed: bool| {
+        let mut rows = if later {
+            vec![
+                (None, r#"{"id":1,"name":"Ada","phone":null}"#),
+                (None, r#"{"id":2,"name":"Bob","phone":"555"}"#),
+                (None, r#"{"id":3,"name":"Cy","phone":null}"#),
+            ]
+        } else {
+            vec![
+                (None, r#"{"id":1,"name":"Ada"}"#),
+                (None, r#"{"id":2,"name":"Bob"}"#),
+                (None, r#"{"id":3,"name":"Cy"}"#),
+            ]
+        };
+        if reversed {
+            rows.reverse();
+        }
+        let mut a = columns_case(later);
+        a.tables = vec![Table {
+            name: "people",
+            sql: if later {
+                "CREATE TABLE people(id INTEGER PRIMARY KEY, name TEXT, phone TEXT)"
+            } else {
+                "CREATE TABLE people(id INTEGER PRIMARY KEY, name TEXT)"
+            },
+            columns: if later {
+                cols(&["id:INTEGER", "name", "phone"], true)
+            } else {
+                cols(&["id:INTEGER", "name"], true)
+            },
+            deps: &[],
+            rowid_alias: None,
+            rows,
+        }];
+        a.rows_per_part = 1;
+        build(&a)
+    };
+    let a = case(false, false);
+    for reversed in [false, true] {
+        let b = case(true, reversed);
+        let d = diff_labeled(
+            ("a", Source::Bytes(&a)),
+            ("b", Source::Bytes(&b)),
+            &Options::default(),
+        )
+        .unwrap();
+        let t = &d.tables[0];
+        assert_eq!(t.unordered, reversed);
+        assert_eq!(t.changed.len(), 3);
+        assert_eq!(t.columns_only(), 2);
+        let shown: Vec<_> = t.changed.iter().filter(|c| !c.cells.is_empty()).collect();
+        assert_eq!(shown.len(), 1);
+        assert_eq!(shown[0].key, "[2]");
+        assert_eq!(
+            shown[0].cells,
+            vec![ndarc_diff::CellChange {
+                column: "phone".into(),
+                before: ndarc_json::Value::Null,
+                after: ndarc_json::Value::String("555".to_string().into()),
+                only: Some(ndarc_diff::Side::After),
+            }]
+        );
+        let plain = RenderOptions::default();
+        let text = |f: &dyn Fn(&mut Vec<u8>)| {
+            let mut out = Vec::new();
+            f(&mut out);
+            String::from_utf8(out).unwrap()
+        };
+        let human = text(&|o| render::human(&d, &plain, o).unwrap());
+        assert!(
+            human.contains("  ~ [2]\n      phone: (column added) → \"555\"\n"),
+            "{human}"
+        );
+        assert!(
+            human.contains("  2 rows changed only by the columns\n"),
+            "{human}"
+        );
+        let md = text(&|o| render::markdown(&d, &plain, o).unwrap());
+        assert!(
+            md.contains(
+                "| <code>&#91;2&#93;</code> | <code>phone</code> | *(column added)* | <code>\"555\"</code> |"
+            ),
+            "{md}"
+        );
+        let json = ndarc_json::to_canonical_string(&render::json::value(&d));
+        assert!(
+            json.contains(
+                r#"{"cells":[{"after":"555","before":null,"column":"phone","columnOnlyIn":"after"}],"columnsOnly":false,"key":"[2]"}"#
+            ),
+            "{json}"
+        );
+        let stat = text(&|o| render::stat(&d, &plain, o).unwrap());
+        assert!(stat.contains(" people.phone | ~1 cell\n"), "{stat}");
+        // And the mirror image: the column removed shows what is lost.
+        let m = diff_labeled(
+            ("b", Source::Bytes(&b)),
+            ("a", Source::Bytes(&a)),
+            &Options::default(),
+        )
+        .unwrap();
+        let human = text(&|o| render::human(&m, &plain, o).unwrap());
+        assert!(
+            human.contains("  ~ [2]\n      phone: \"555\" → (column removed)\n"),
+            "{human}"
+        );
+    }
 }
 
 #[test]

@@ -40,6 +40,10 @@ fn assert_mirror(d: &Diff, m: &Diff) {
                         column: cell.column.clone(),
                         before: cell.after.clone(),
                         after: cell.before.clone(),
+                        only: cell.only.map(|s| match s {
+                            ndarc_diff::Side::Before => ndarc_diff::Side::After,
+                            ndarc_diff::Side::After => ndarc_diff::Side::Before,
+                        }),
                     })
                     .collect();
                 (c.key.clone(), cells)

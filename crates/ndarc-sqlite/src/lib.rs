@@ -33,6 +33,7 @@ use std::path::Path;
 
 pub mod fuzzdb;
 pub mod fuzzschema;
+pub mod metadata;
 pub mod pack;
 pub mod patch;
 pub mod stream;

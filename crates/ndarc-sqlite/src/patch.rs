@@ -687,17 +687,20 @@ impl Patch {
                 continue;
             };
             for ch in &t.changed {
-                if ch.cells.is_empty() {
+                // A removed column's cell has nothing to set (a table whose
+                // columns changed is rebuilt whole anyway).
+                let set: Vec<String> = ch
+                    .cells
+                    .iter()
+                    .filter(|c| c.only != Some(ndarc_diff::Side::Before))
+                    .map(|c| format!("{} = {}", ident(&c.column), literal(&c.after)))
+                    .collect();
+                if set.is_empty() {
                     continue;
                 }
                 let Some(w) = where_key(def, &ch.key) else {
                     continue;
                 };
-                let set: Vec<String> = ch
-                    .cells
-                    .iter()
-                    .map(|c| format!("{} = {}", ident(&c.column), literal(&c.after)))
-                    .collect();
                 writeln!(
                     out,
                     "UPDATE {} SET {} WHERE {w};",

@@ -9,7 +9,9 @@
 //! rows are inserted with their rowids, all in one transaction, into a
 //! temporary file beside the output, on a defensive connection (see
 //! [`defensive`]). Objects go to temporary files beside
-//! `DIR/objects/BUCKET/KEY` and payloads beside `DIR/payloads/NAME`. Only
+//! `DIR/objects/BUCKET/KEY` and payloads beside `DIR/payloads/NAME`, and
+//! the metadata sidecars ([`crate::metadata`]) beside
+//! `DIR/metadata/BUCKET.json`. Only
 //! when the report is valid is the transaction committed and every file
 //! renamed into place; otherwise nothing is left. No key can leave `DIR`.
 
@@ -30,6 +32,7 @@ use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OpenFlags};
 
+use crate::metadata::{sidecar_bytes, ObjectMetadata, SIDECAR_DIR};
 use crate::quote;
 
 /// The mode of the files [`unpack`] creates unless told otherwise:
@@ -49,7 +52,8 @@ pub fn dir_mode(mode: u32) -> u32 {
 #[derive(Debug, Clone)]
 pub struct UnpackOptions {
     /// Where objects and payloads go (`DIR/objects/BUCKET/KEY`,
-    /// `DIR/payloads/NAME`); `None`: they are not written.
+    /// `DIR/payloads/NAME`, and the buckets' metadata sidecars
+    /// `DIR/metadata/BUCKET.json`); `None`: they are not written.
     pub objects_dir: Option<PathBuf>,
     /// Replace an existing database file and existing object files.
     pub force: bool,
@@ -683,6 +687,41 @@ fn insert_of(plan: &Plan, t: usize) -> Insert {
     }
 }
 
+/// A sidecar to write: its path segments, bytes, and what it is.
+type Sidecar = (Vec<String>, Vec<u8>, String);
+
+/// The metadata sidecar of each bucket some object of which has metadata
+/// (see [`crate::metadata`]): its path segments under the objects
+/// directory (`metadata/BUCKET.json`), its bytes, and what it is.
+fn sidecars(manifest: &Manifest) -> Result<Vec<Sidecar>, UnpackError> {
+    let mut buckets: BTreeMap<&str, Vec<(&str, ObjectMetadata)>> = BTreeMap::new();
+    for o in &manifest.objects {
+        let m = ObjectMetadata {
+            http: o.http_metadata.clone(),
+            custom: o.custom_metadata.clone(),
+        };
+        buckets.entry(&o.bucket).or_default().push((&o.key, m));
+    }
+    let mut out = Vec::new();
+    for (bucket, objects) in buckets {
+        let Some(bytes) = sidecar_bytes(objects.iter().map(|(k, m)| (*k, m))) else {
+            continue;
+        };
+        let mut segs = vec![SIDECAR_DIR.to_string()];
+        segs.extend(
+            safe_segments(bucket)
+                .map_err(|m| unholdable("unsafe_path", format!("bucket {m}")))?
+                .into_iter()
+                .map(str::to_string),
+        );
+        if let Some(last) = segs.last_mut() {
+            last.push_str(".json");
+        }
+        out.push((segs, bytes, format!("the metadata of bucket {bucket:?}")));
+    }
+    Ok(out)
+}
+
 /// An object or payload being written to its temporary sibling.
 struct Sink {
     file: io::BufWriter<File>,
@@ -755,6 +794,13 @@ impl<'c> Restore<'c> {
             );
             entries.push((segs, format!("payload {:?}", p.name)));
         }
+        let binaries = entries.len();
+        let sidecars = sidecars(manifest)?;
+        entries.extend(
+            sidecars
+                .iter()
+                .map(|(segs, _, what)| (segs.clone(), what.clone())),
+        );
         for (segs, what) in &entries {
             if let Some(other) = files.insert(segs.clone(), what.clone()) {
                 return Err(unholdable(
@@ -794,6 +840,21 @@ impl<'c> Restore<'c> {
                 return Err(UnpackError::Exists(dest));
             }
             self.dests.push(dest);
+        }
+        // The sidecars are known from the manifest: written now, as
+        // temporary files committed with the objects.
+        let dests = self.dests.split_off(binaries);
+        for (dest, (_, bytes, _)) in dests.into_iter().zip(sidecars) {
+            let tmp = temp_sibling(&dest);
+            let exists = fs::symlink_metadata(&dest).is_ok();
+            let mut file = self
+                .written
+                .temp(&tmp, self.opts, exists.then_some(dest.as_path()))
+                .map_err(|e| write_err(&tmp, e))?;
+            file.write_all(&bytes)
+                .and_then(|()| file.sync_all())
+                .map_err(|e| write_err(&dest, e))?;
+            self.done.push((tmp, dest));
         }
         Ok(())
     }

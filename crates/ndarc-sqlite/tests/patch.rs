@@ -244,6 +244,71 @@ fn ignored_tables_and_columns_yield_no_statements() {
     }
 }
 
+/// A column added that one row fills and a column removed: the patch
+/// sets the added column's value (`'555'`), drops the removed one, and
+/// turns A into B (issue 24).
+#[test]
+fn the_patch_sets_an_added_columns_values() {
+    let d = dir();
+    let (pa, pb) = (d.join("phone-a.db"), d.join("phone-b.db"));
+    for p in [&pa, &pb] {
+        let _ = std::fs::remove_file(p);
+    }
+    let a = rusqlite::Connection::open(&pa).unwrap();
+    a.execute_batch(
+        "CREATE TABLE people(id INTEGER PRIMARY KEY, fax INTEGER, name TEXT);
+         INSERT INTO people VALUES (1, NULL, 'Ada'), (2, 123, 'Bob'), (3, NULL, 'Cy');",
+    )
+    .unwrap();
+    drop(a);
+    let b = rusqlite::Connection::open(&pb).unwrap();
+    b.execute_batch(
+        "CREATE TABLE people(id INTEGER PRIMARY KEY, name TEXT, phone TEXT);
+         INSERT INTO people VALUES (1, 'Ada', NULL), (2, 'Bob', '555'), (3, 'Cy', NULL);",
+    )
+    .unwrap();
+    drop(b);
+    let (xa, xb) = (packed(&pa), packed(&pb));
+    let d = ndarc_diff::diff(
+        ndarc_diff::Source::Bytes(&xa),
+        ndarc_diff::Source::Bytes(&xb),
+        &ndarc_diff::Options::default(),
+    )
+    .unwrap();
+    let cells: Vec<_> = d.tables[0].changed.iter().flat_map(|c| &c.cells).collect();
+    assert_eq!(cells.len(), 2, "{cells:?}");
+    assert_eq!(
+        (cells[0].column.as_str(), cells[0].only),
+        ("fax", Some(ndarc_diff::Side::Before))
+    );
+    assert_eq!(
+        (cells[1].column.as_str(), cells[1].only),
+        ("phone", Some(ndarc_diff::Side::After))
+    );
+    let sql = patch_of(&xa, &xb);
+    assert!(
+        sql.contains("INSERT INTO \"people\"(\"id\",\"name\",\"phone\") VALUES(2,'Bob','555');"),
+        "{sql}"
+    );
+    assert!(!sql.contains("\"fax\" ="), "{sql}");
+    let conn = rusqlite::Connection::open(&pa).unwrap();
+    conn.execute_batch(&sql)
+        .unwrap_or_else(|e| panic!("{e}\n{sql}"));
+    let phones: Vec<(i64, Option<String>)> = conn
+        .prepare("SELECT id, phone FROM people ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(phones, [(1, None), (2, Some("555".into())), (3, None)]);
+    drop(conn);
+    assert_eq!(content_hash(&packed(&pa)), content_hash(&xb));
+    for p in [pa, pb] {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
 /// The patch a [`Patch`](ndarc_sqlite::patch::Patch) writes as the sink of
 /// the diff (AFTER read once) is the patch `write_patch` writes from the
 /// diff and AFTER read again.

@@ -449,3 +449,257 @@ fn verify_policy_checks_object_references_in_both_directions() {
         )]
     );
 }
+
+/// Issue 24 §2: `--bucket-metadata NAME=FILE` gives the objects'
+/// `httpMetadata` and `customMetadata`; `unpack --objects-dir` writes the
+/// same sidecars (`metadata/NAME.json`), so pack → unpack → pack gives the
+/// same archive, byte for byte, with two buckets.
+#[test]
+fn bucket_metadata_round_trips_through_unpack_byte_for_byte() {
+    let dir = Scratch::new("pack-bucket-metadata");
+    let db = dir.path("in.db");
+    assert_eq!(ndarc(&["unpack", s(&example()), "-o", s(&db)]).code, 0);
+    let files = dir.path("files");
+    let images = dir.path("images");
+    std::fs::create_dir_all(files.join("docs")).unwrap();
+    std::fs::create_dir_all(&images).unwrap();
+    std::fs::write(files.join("docs/a.txt"), b"alpha").unwrap();
+    std::fs::write(files.join("b.txt"), b"beta").unwrap();
+    std::fs::write(images.join("1.png"), b"\x89PNG one").unwrap();
+    let files_meta = dir.write(
+        "files-meta.json",
+        br#"{"docs/a.txt":{"httpMetadata":{"contentType":"text/plain","cacheControl":"max-age=60"},"customMetadata":{"owner":"ada"}}}"#,
+    );
+    let images_meta = dir.write(
+        "images-meta.json",
+        br#"{"1.png":{"customMetadata":{"w":"64","h":"64"}}}"#,
+    );
+    let pack = |files: &std::path::Path,
+                images: &std::path::Path,
+                metadata: &[(&str, &std::path::Path)],
+                out: &std::path::Path| {
+        let mut args: Vec<String> = [
+            "pack",
+            s(&db),
+            "-o",
+            s(out),
+            "--product",
+            "example",
+            "--exported-at",
+            "2026-01-02T03:04:05.678Z",
+            "--bucket-dir",
+            &format!("files={}", s(files)),
+            "--bucket-dir",
+            &format!("images={}", s(images)),
+        ]
+        .map(String::from)
+        .to_vec();
+        for (b, f) in metadata {
+            args.push("--bucket-metadata".into());
+            args.push(format!("{b}={}", s(f)));
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        ndarc(&args)
+    };
+    let first = dir.path("first.ndjson");
+    let r = pack(
+        &files,
+        &images,
+        &[("files", &files_meta), ("images", &images_meta)],
+        &first,
+    );
+    assert_eq!(r.code, 0, "{}", r.out());
+    let text = std::fs::read_to_string(&first).unwrap();
+    let m: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let objects = m["objects"].as_array().unwrap();
+    let meta = |i: usize| {
+        (
+            objects[i]["key"].as_str().unwrap().to_string(),
+            objects[i]["httpMetadata"].to_string(),
+            objects[i]["customMetadata"].to_string(),
+        )
+    };
+    assert_eq!(
+        meta(0),
+        ("b.txt".into(), "{}".into(), "{}".into()),
+        "an object the sidecar does not name"
+    );
+    assert_eq!(
+        meta(1),
+        (
+            "docs/a.txt".into(),
+            r#"{"cacheControl":"max-age=60","contentType":"text/plain"}"#.into(),
+            r#"{"owner":"ada"}"#.into()
+        )
+    );
+    assert_eq!(
+        meta(2),
+        ("1.png".into(), "{}".into(), r#"{"h":"64","w":"64"}"#.into())
+    );
+    assert_eq!(ndarc(&["verify", s(&first)]).code, 0);
+
+    let out = dir.path("restored");
+    let restored = dir.path("restored.db");
+    let r = ndarc(&[
+        "unpack",
+        s(&first),
+        "-o",
+        s(&restored),
+        "--objects-dir",
+        s(&out),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.out());
+    assert_eq!(
+        std::fs::read_to_string(out.join("metadata/files.json")).unwrap(),
+        "{\"docs/a.txt\":{\"customMetadata\":{\"owner\":\"ada\"},\"httpMetadata\":{\"cacheControl\":\"max-age=60\",\"contentType\":\"text/plain\"}}}\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("metadata/images.json")).unwrap(),
+        "{\"1.png\":{\"customMetadata\":{\"h\":\"64\",\"w\":\"64\"},\"httpMetadata\":{}}}\n"
+    );
+    let second = dir.path("second.ndjson");
+    let r = pack(
+        &out.join("objects/files"),
+        &out.join("objects/images"),
+        &[
+            ("files", &out.join("metadata/files.json")),
+            ("images", &out.join("metadata/images.json")),
+        ],
+        &second,
+    );
+    assert_eq!(r.code, 0, "{}", r.out());
+    assert!(
+        std::fs::read(&first).unwrap() == std::fs::read(&second).unwrap(),
+        "pack → unpack → pack changed the archive"
+    );
+    // A sidecar already there is replaced only with --force.
+    let again = |extra: &[&str], out: &std::path::Path| {
+        let db = dir.path("again.db");
+        let _ = std::fs::remove_file(&db);
+        let mut args = vec!["unpack", s(&first), "-o", s(&db), "--objects-dir", s(out)];
+        args.extend_from_slice(extra);
+        ndarc(&args)
+    };
+    let only_sidecar = dir.path("only-sidecar");
+    std::fs::create_dir_all(only_sidecar.join("metadata")).unwrap();
+    std::fs::write(only_sidecar.join("metadata/images.json"), b"old").unwrap();
+    let r = again(&[], &only_sidecar);
+    assert_eq!(r.code, 2, "{}", r.out());
+    assert!(r.stderr.contains("output_exists"), "{}", r.out());
+    assert!(!only_sidecar.join("objects").exists());
+    let r = again(&["--force"], &only_sidecar);
+    assert_eq!(r.code, 0, "{}", r.out());
+    assert_eq!(
+        std::fs::read(only_sidecar.join("metadata/images.json")).unwrap(),
+        std::fs::read(out.join("metadata/images.json")).unwrap()
+    );
+    // A symbolic link on the sidecar's way is not followed.
+    #[cfg(unix)]
+    {
+        let linked = dir.path("linked");
+        let elsewhere = dir.path("elsewhere");
+        std::fs::create_dir_all(&linked).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, linked.join("metadata")).unwrap();
+        let r = again(&["--force"], &linked);
+        assert_eq!(r.code, 1, "{}", r.out());
+        assert!(r.stderr.contains("unsafe_path"), "{}", r.out());
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    }
+    // Without metadata, unpack writes no sidecar.
+    let plain = dir.path("plain.ndjson");
+    assert_eq!(pack(&files, &images, &[], &plain).code, 0);
+    let out2 = dir.path("restored2");
+    let r = ndarc(&[
+        "unpack",
+        s(&plain),
+        "-o",
+        s(&dir.path("restored2.db")),
+        "--objects-dir",
+        s(&out2),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.out());
+    assert!(!out2.join("metadata").exists());
+}
+
+/// A sidecar that is not as the spec wants, names no object of its bucket,
+/// or names no bucket packed, exits 2 with what is wrong; nothing is
+/// written.
+#[test]
+fn a_bad_bucket_metadata_sidecar_cannot_run() {
+    let dir = Scratch::new("pack-bucket-metadata-bad");
+    let db = dir.path("in.db");
+    assert_eq!(ndarc(&["unpack", s(&example()), "-o", s(&db)]).code, 0);
+    let files = dir.path("files");
+    std::fs::create_dir_all(files.join("docs")).unwrap();
+    std::fs::write(files.join("docs/a.txt"), b"alpha").unwrap();
+    let out = dir.path("out.ndjson");
+    let run = |bucket: &str, sidecar: &[u8], prefix: Option<&str>| {
+        let f = dir.write("meta.json", sidecar);
+        let mut args = vec![
+            "pack".to_string(),
+            s(&db).to_string(),
+            "-o".into(),
+            s(&out).to_string(),
+            "--bucket-dir".into(),
+            format!("files={}", s(&files)),
+            "--bucket-metadata".into(),
+            format!("{bucket}={}", s(&f)),
+        ];
+        if let Some(p) = prefix {
+            args.push("--bucket-prefix".into());
+            args.push(format!("files={p}"));
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        ndarc(&args)
+    };
+    for (bucket, sidecar, prefix, says) in [
+        (
+            "files",
+            &br#"{"docs/b.txt":{"httpMetadata":{}}}"#[..],
+            None,
+            r#""docs/b.txt" is not an object of bucket "files""#,
+        ),
+        (
+            "files",
+            br#"{"docs/a.txt":{}}"#,
+            Some("x/"),
+            r#""docs/a.txt" is not an object of bucket "files" (its keys start with "x/")"#,
+        ),
+        (
+            "files",
+            br#"{"docs/a.txt":{"httpMetadata":{"contentLength":5}}}"#,
+            None,
+            "httpMetadata is not an object whose values are strings (invalid_metadata)",
+        ),
+        (
+            "files",
+            br#"{"docs/a.txt":{"etag":"x"}}"#,
+            None,
+            r#"unknown member "etag""#,
+        ),
+        ("files", b"[1]", None, "not a JSON object"),
+        (
+            "files",
+            b"{\"a\":{},\"a\":{}}",
+            None,
+            "json_duplicate_member",
+        ),
+        ("images", b"{}", None, r#"no bucket "images" is packed"#),
+    ] {
+        let r = run(bucket, sidecar, prefix);
+        assert_eq!(r.code, 2, "{}", r.out());
+        assert!(r.stderr.contains(says), "{says}: {}", r.out());
+        assert!(!out.exists());
+    }
+    let r = ndarc(&[
+        "pack",
+        s(&db),
+        "--bucket-dir",
+        &format!("files={}", s(&files)),
+        "--bucket-metadata",
+        "files",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.out());
+    assert!(r.stderr.contains("expected NAME=FILE"), "{}", r.out());
+}

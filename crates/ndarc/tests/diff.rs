@@ -256,10 +256,16 @@ fn column_changes_in_every_format() {
         "fullname"
     );
     assert_eq!(v["tables"][0]["addedRows"][0]["row"]["color"], "blue");
-    assert_eq!(v["stat"]["tables"][2]["columnsOnly"], 3);
-    // The human output stays short.
+    // Row 3's weight was null: only it changed by the columns alone.
+    assert_eq!(v["stat"]["tables"][2]["columnsOnly"], 1);
+    // The human output stays short: rows whose dropped column held a
+    // value show it, the others are counted.
     let human = run(&[]);
-    assert!(human.contains("table tags: 0 added, 0 removed, 3 changed (column weight removed)\n  3 rows changed only by the columns\n\n"));
+    assert!(human.contains("table tags: 0 added, 0 removed, 3 changed (column weight removed)\n  1 row changed only by the columns\n  ~ 1\n      weight: 1 → (column removed)\n  ~ 2\n      weight: 0.5 → (column removed)\n\n"), "{human}");
+    assert!(
+        human.contains("  ~ [1]\n      color: (column added) → \"red\"\n"),
+        "{human}"
+    );
 }
 
 /// --table, --ignore-object, --ignore-payload and --key decide the exit

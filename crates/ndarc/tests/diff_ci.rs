@@ -97,12 +97,12 @@ fn markdown_stays_within_the_cap() {
 fn small_markdown_is_unchanged_by_the_cap() {
     let dir = testdata("diff/changes");
     let golden = std::fs::read_to_string(dir.join("markdown.md")).unwrap();
-    assert_eq!(golden.len(), 3491);
+    assert_eq!(golden.len(), 3711);
     for extra in [
         &[][..],
         &["--max-markdown-bytes", "0"][..],
         &["--max-markdown-bytes", "4K"][..],
-        &["--max-markdown-bytes", "3491"][..],
+        &["--max-markdown-bytes", "3711"][..],
     ] {
         let mut args = vec![
             "diff",
@@ -328,14 +328,19 @@ fn check_gate_golden(file: &str, got: &str, failures: &mut Vec<String>) {
     }
 }
 
-/// A gate that passes (exit 0 though the archives differ) and one that
-/// fails (exit 1), in every format, against the goldens in
-/// `testdata/diff/gate/` (the `changes` pair).
+/// A gate that passes (exit 0 though the archives differ) and two that
+/// fail (exit 1), in every format, against the goldens in
+/// `testdata/diff/gate/`: `pass` and `fail` over the `changes` pair,
+/// `dropped-column` (`gate_dropped_column`) over the `columns` pair.
 #[test]
 fn gates_decide_the_exit_status_in_every_format() {
-    let dir = testdata("diff/changes");
     let mut failures = Vec::new();
-    for (gate, code) in [("pass", 0), ("fail", 1)] {
+    for (pair, gate, code) in [
+        ("changes", "pass", 0),
+        ("changes", "fail", 1),
+        ("columns", "dropped-column", 1),
+    ] {
+        let dir = testdata(&format!("diff/{pair}"));
         let rules = format!("../gate/{gate}.gate.json");
         for (format, ext) in [
             ("human", "txt"),
@@ -435,8 +440,7 @@ fn gates_decide_the_exit_status_in_every_format() {
 #[test]
 fn dropped_columns_break_no_dropped_columns() {
     let dir = testdata("diff/columns");
-    let tmp = Scratch::new("diff-ci-gate-columns");
-    let rules = tmp.write("g.json", br#"{"noDroppedColumns": true}"#);
+    let rules = testdata("diff/gate/dropped-column.gate.json");
     let r = ndarc_in(
         &dir,
         &["diff", "before.ndjson", "after.ndjson", "--gate", s(&rules)],
@@ -467,6 +471,17 @@ fn dropped_columns_break_no_dropped_columns() {
     );
     assert_eq!(r.code, 0);
     assert!(r.out().ends_with("gate: passed (1 rule)\n"), "{}", r.out());
+    // The golden names the code in every format.
+    for (f, code) in [
+        ("txt", "gate_dropped_column"),
+        ("diff.json", "gate_dropped_column"),
+        ("md", "gate&#95;dropped&#95;column"),
+        ("github", "gate_dropped_column"),
+    ] {
+        let text =
+            std::fs::read_to_string(testdata(&format!("diff/gate/dropped-column.{f}"))).unwrap();
+        assert_eq!(text.matches(code).count(), 2, "dropped-column.{f}");
+    }
 }
 
 /// A gate file that is not valid exits 2 before reading the archives, with

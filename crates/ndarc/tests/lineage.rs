@@ -346,3 +346,62 @@ fn gen_later_writes_an_export_that_follows() {
         ["lineage_epoch_backwards", "lineage_journal_rewritten"]
     );
 }
+
+/// Every pair of `testdata/lineage/` (written by `scripts/make-corpus.py`)
+/// gives exactly the findings of its `expected.json` on the later archive,
+/// and exit status 1 when it has any (0 otherwise); together the pairs
+/// cover every lineage code.
+#[test]
+fn the_lineage_fixtures_give_their_expected_findings() {
+    let root = common::testdata("lineage");
+    let mut cases: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    cases.sort();
+    assert_eq!(cases.len(), 6, "{cases:?}");
+    let mut codes = std::collections::BTreeSet::new();
+    for case in &cases {
+        let expected: Value =
+            serde_json::from_str(&std::fs::read_to_string(case.join("expected.json")).unwrap())
+                .unwrap();
+        let want: Vec<(String, String, u64, u64)> = expected["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["code"].as_str().unwrap().to_string(),
+                    f["pointer"].as_str().unwrap().to_string(),
+                    f["line"].as_u64().unwrap(),
+                    f["offset"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        let (code, doc) = verify_json(&case.join("earlier.ndjson"), &case.join("later.ndjson"));
+        assert_eq!(later_findings(&doc), want, "{}", case.display());
+        assert_eq!(code, i32::from(!want.is_empty()), "{}", case.display());
+        assert_eq!(
+            doc["lineage"]["follows"],
+            want.is_empty(),
+            "{}",
+            case.display()
+        );
+        // A fixture named after a code breaks that rule alone.
+        let name = case.file_name().unwrap().to_str().unwrap();
+        if name.starts_with("lineage_") {
+            assert_eq!(want.len(), 1, "{name}");
+            assert_eq!(want[0].0, name);
+        }
+        codes.extend(want.into_iter().map(|w| w.0));
+    }
+    assert_eq!(
+        codes.into_iter().collect::<Vec<_>>(),
+        [
+            "lineage_epoch_backwards",
+            "lineage_journal_rewritten",
+            "lineage_migrations_rewritten",
+            "lineage_source_identity_mismatch"
+        ]
+    );
+}

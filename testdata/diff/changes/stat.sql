@@ -7,6 +7,8 @@
 --  old_stuff                  | +0 -1 ~0
 --  users                      | +0 -0 ~2 (column email added, column bio removed)
 --  users.avatar               | ~1 cell
+--  users.bio                  | ~2 cells
+--  users.email                | ~1 cell
 --  users.name                 | ~1 cell
 --  (schema)                   | +1 -1 ~1 tables
 --  (objects)                  | +1 -1 ~1 (bytes: +4 -4 ~14)

@@ -1,8 +1,10 @@
 -- ndarc diff --stat: from before.ndjson to after.ndjson
 --  items       | +1 -1 ~2 (column color added)
+--  items.color | ~1 cell
 --  items.name  | ~1 cell
 --  people      | +0 -0 ~2 (column fullname renamed to name)
 --  people.name | ~1 cell
 --  tags        | +0 -0 ~3 (column weight removed)
+--  tags.weight | ~2 cells
 --  (schema)    | +0 -0 ~3 tables
 -- 3 tables with row changes (1 added, 1 removed, 7 changed); schema: 3 tables changed

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use ndarc_format::manifest::{Column, ObjectEntry};
 
 use super::{count, ignored_text, safe, show_value, summary, word_diff, Piece, RenderOptions};
-use crate::model::{Diff, EntryDiff, NameChanges, TableDiff};
+use crate::model::{Diff, EntryDiff, NameChanges, Side, TableDiff};
 
 struct Out<'w> {
     w: &'w mut dyn Write,
@@ -194,28 +194,38 @@ fn table(o: &mut Out<'_>, t: &TableDiff, opts: &RenderOptions, keys_only: bool) 
             continue;
         }
         for cell in &c.cells {
-            let line = match word_diff(&cell.before, &cell.after) {
-                Some(pieces) => {
-                    let mut s = format!("      {}: ", safe(&cell.column, false));
-                    for p in pieces {
-                        match p {
-                            Piece::Same(t) => s.push_str(&safe(&t, false)),
-                            Piece::Removed(t) => {
-                                s.push_str(&o.paint(Paint::Red, &format!("[-{t}-]")))
-                            }
-                            Piece::Added(t) => {
-                                s.push_str(&o.paint(Paint::Green, &format!("{{+{t}+}}")))
-                            }
-                        }
-                    }
-                    s
-                }
-                None => format!(
-                    "      {}: {} → {}",
-                    safe(&cell.column, false),
-                    o.paint(Paint::Red, &show_value(&cell.before)),
+            let column = safe(&cell.column, false);
+            let line = match cell.only {
+                Some(Side::After) => format!(
+                    "      {column}: (column added) → {}",
                     o.paint(Paint::Green, &show_value(&cell.after))
                 ),
+                Some(Side::Before) => format!(
+                    "      {column}: {} → (column removed)",
+                    o.paint(Paint::Red, &show_value(&cell.before))
+                ),
+                None => match word_diff(&cell.before, &cell.after) {
+                    Some(pieces) => {
+                        let mut s = format!("      {column}: ");
+                        for p in pieces {
+                            match p {
+                                Piece::Same(t) => s.push_str(&safe(&t, false)),
+                                Piece::Removed(t) => {
+                                    s.push_str(&o.paint(Paint::Red, &format!("[-{t}-]")))
+                                }
+                                Piece::Added(t) => {
+                                    s.push_str(&o.paint(Paint::Green, &format!("{{+{t}+}}")))
+                                }
+                            }
+                        }
+                        s
+                    }
+                    None => format!(
+                        "      {column}: {} → {}",
+                        o.paint(Paint::Red, &show_value(&cell.before)),
+                        o.paint(Paint::Green, &show_value(&cell.after))
+                    ),
+                },
             };
             o.line(&line)?;
         }

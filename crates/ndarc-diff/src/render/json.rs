@@ -123,11 +123,15 @@ fn table(t: &TableDiff) -> OwnedValue {
                                     c.cells
                                         .iter()
                                         .map(|x| {
-                                            obj(vec![
+                                            let mut m = vec![
                                                 ("column", s(&x.column)),
                                                 ("before", x.before.clone()),
                                                 ("after", x.after.clone()),
-                                            ])
+                                            ];
+                                            if let Some(side) = x.only {
+                                                m.push(("columnOnlyIn", s(side.as_str())));
+                                            }
+                                            obj(m)
                                         })
                                         .collect(),
                                 ),

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use super::human::{column_def, names_text, object_fields, row_text};
 use super::stat::stat_lines;
 use super::{count, ignored_text, show_value, summary, word_diff, Piece, RenderOptions};
-use crate::model::{Diff, TableDiff};
+use crate::model::{Diff, Side, TableDiff};
 
 /// Text safe in a Markdown table cell or paragraph: HTML special
 /// characters escaped, `|` escaped, newlines as `<br>`, other control
@@ -163,22 +163,32 @@ fn changed_row(c: &crate::model::RowChange) -> String {
     let mut o = String::new();
     for (i, cell) in c.cells.iter().enumerate() {
         let key = if i == 0 { code(&c.key) } else { String::new() };
-        let (before, after) = match word_diff(&cell.before, &cell.after) {
-            Some(pieces) => {
-                let mut s = String::new();
-                for p in pieces {
-                    match p {
-                        Piece::Same(t) => s.push_str(&esc(&t)),
-                        Piece::Removed(t) => s.push_str(&format!("<del>{}</del>", esc(&t))),
-                        Piece::Added(t) => s.push_str(&format!("<ins>{}</ins>", esc(&t))),
-                    }
-                }
-                ("(word diff)".to_string(), s)
-            }
-            None => (
-                code(&show_value(&cell.before)),
+        let (before, after) = match cell.only {
+            Some(Side::After) => (
+                "*(column added)*".to_string(),
                 code(&show_value(&cell.after)),
             ),
+            Some(Side::Before) => (
+                code(&show_value(&cell.before)),
+                "*(column removed)*".to_string(),
+            ),
+            None => match word_diff(&cell.before, &cell.after) {
+                Some(pieces) => {
+                    let mut s = String::new();
+                    for p in pieces {
+                        match p {
+                            Piece::Same(t) => s.push_str(&esc(&t)),
+                            Piece::Removed(t) => s.push_str(&format!("<del>{}</del>", esc(&t))),
+                            Piece::Added(t) => s.push_str(&format!("<ins>{}</ins>", esc(&t))),
+                        }
+                    }
+                    ("(word diff)".to_string(), s)
+                }
+                None => (
+                    code(&show_value(&cell.before)),
+                    code(&show_value(&cell.after)),
+                ),
+            },
         };
         o.push_str(&format!(
             "| {key} | {} | {before} | {after} |\n",

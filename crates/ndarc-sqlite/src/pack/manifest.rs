@@ -133,8 +133,8 @@ pub(super) fn manifest(
             o.insert("key", Value::from(key));
             o.insert("size", Value::from(b.size as i64));
             o.insert("sha256", Value::from(hex(&b.sha256)));
-            o.insert("httpMetadata", Value::Object(Object::new()));
-            o.insert("customMetadata", Value::Object(Object::new()));
+            o.insert("httpMetadata", b.metadata.http_value());
+            o.insert("customMetadata", b.metadata.custom_value());
             Value::Object(o)
         })
         .collect();

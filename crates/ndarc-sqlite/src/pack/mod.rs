@@ -92,6 +92,11 @@ pub struct PackOptions {
     /// More buckets, each with its directory and optional prefix (the
     /// producer's `buckets` map; `objects_dir` + `bucket` is one more).
     pub buckets: Vec<BucketDir>,
+    /// Metadata sidecars `(bucket, file)`: the `httpMetadata` and
+    /// `customMetadata` of the bucket's objects (see [`crate::metadata`]);
+    /// a bucket without one has `{}` for both. One per bucket packed; a
+    /// key that is not an object of the bucket is an option error.
+    pub bucket_metadata: Vec<(String, PathBuf)>,
     /// Files under `objects_dir` that are not objects, as (device, inode):
     /// the archive being written there (its temporary file, or standard
     /// output redirected there), which would otherwise be read while it
@@ -128,6 +133,7 @@ impl Default for PackOptions {
             objects_dir: None,
             bucket: None,
             buckets: Vec::new(),
+            bucket_metadata: Vec::new(),
             skip_files: Vec::new(),
             payloads: Vec::new(),
             object_references: Vec::new(),

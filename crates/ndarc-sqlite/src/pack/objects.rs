@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::refuse::{out_err, PackError};
 use super::PackOptions;
+use crate::metadata::{read_sidecar, ObjectMetadata};
 
 pub(super) struct Binary {
     /// `(bucket, key)` for an object; `None` for a payload.
@@ -20,6 +21,9 @@ pub(super) struct Binary {
     pub(super) path: PathBuf,
     pub(super) size: u64,
     pub(super) sha256: [u8; 32],
+    /// An object's `httpMetadata` and `customMetadata` (empty for a
+    /// payload).
+    pub(super) metadata: ObjectMetadata,
 }
 
 pub(super) fn unreadable(code: &'static str, what: &Path, e: &io::Error) -> PackError {
@@ -130,6 +134,18 @@ pub(super) fn binaries(opts: &PackOptions) -> Result<(Vec<Binary>, Vec<Binary>),
     for b in &opts.buckets {
         sources.push((&b.bucket, &b.dir, b.prefix.as_deref().unwrap_or("")));
     }
+    for (i, (bucket, _)) in opts.bucket_metadata.iter().enumerate() {
+        if !sources.iter().any(|s| s.0 == bucket) {
+            return Err(PackError::Options(format!(
+                "--bucket-metadata {bucket}: no bucket {bucket:?} is packed"
+            )));
+        }
+        if opts.bucket_metadata[..i].iter().any(|(b, _)| b == bucket) {
+            return Err(PackError::Options(format!(
+                "--bucket-metadata: bucket {bucket:?} is given twice"
+            )));
+        }
+    }
     let mut objects = Vec::new();
     for (i, &(bucket, dir, prefix)) in sources.iter().enumerate() {
         if !is_name(bucket) {
@@ -142,11 +158,26 @@ pub(super) fn binaries(opts: &PackOptions) -> Result<(Vec<Binary>, Vec<Binary>),
                 "bucket {bucket:?} is given twice"
             )));
         }
+        let mut metadata = sidecar(opts, bucket)?;
         let mut files = Vec::new();
         walk(dir, "", &opts.skip_files, &mut files)?;
-        for (key, path) in files.into_iter().filter(|(k, _)| k.starts_with(prefix)) {
+        files.retain(|(k, _)| k.starts_with(prefix));
+        // Every key of the sidecar is checked before a file is hashed.
+        let keys: std::collections::HashSet<&str> = files.iter().map(|(k, _)| k.as_str()).collect();
+        if let Some(key) = metadata.keys().find(|k| !keys.contains(k.as_str())) {
+            return Err(PackError::Options(format!(
+                "--bucket-metadata {bucket}: {key:?} is not an object of bucket {bucket:?}{}",
+                if prefix.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (its keys start with {prefix:?})")
+                }
+            )));
+        }
+        for (key, path) in files {
             let (size, sha256) = hash_file(&path)?;
             objects.push(Binary {
+                metadata: metadata.remove(&key).unwrap_or_default(),
                 object: Some((bucket.to_string(), key)),
                 name: String::new(),
                 path,
@@ -179,10 +210,28 @@ pub(super) fn binaries(opts: &PackOptions) -> Result<(Vec<Binary>, Vec<Binary>),
             path: path.clone(),
             size,
             sha256,
+            metadata: ObjectMetadata::default(),
         });
     }
     payloads.sort_by(|a, b| cmp_payload_names(&a.name, &b.name));
     Ok((objects, payloads))
+}
+
+/// The metadata of `bucket`'s objects from its sidecar (empty without
+/// one), read before the bucket is walked.
+fn sidecar(
+    opts: &PackOptions,
+    bucket: &str,
+) -> Result<std::collections::BTreeMap<String, ObjectMetadata>, PackError> {
+    match opts.bucket_metadata.iter().find(|(b, _)| b == bucket) {
+        Some((_, file)) => read_sidecar(file).map_err(|e| {
+            PackError::Options(format!(
+                "--bucket-metadata {bucket}={}: {e}",
+                file.display()
+            ))
+        }),
+        None => Ok(Default::default()),
+    }
 }
 
 pub(super) fn cap(b: &Binary, part_bytes: usize) -> u64 {

@@ -86,6 +86,14 @@ pub struct Args {
     /// objects (the producer's bucket prefix; repeatable).
     #[arg(long, value_name = "NAME=PREFIX")]
     pub bucket_prefix: Vec<String>,
+    /// NAME=FILE: the httpMetadata and customMetadata of bucket NAME's
+    /// objects, from a JSON file mapping object key to {"httpMetadata":
+    /// {...}, "customMetadata": {...}} (values strings); objects it does
+    /// not name get {}. A key that is not an object of the bucket exits 2.
+    /// unpack --objects-dir writes DIR/metadata/NAME.json in this shape
+    /// (repeatable, once per bucket).
+    #[arg(long, value_name = "NAME=FILE")]
+    pub bucket_metadata: Vec<String>,
     /// BUCKET=TABLE.COLUMN: the objects of BUCKET are exactly the distinct
     /// non-null values of TABLE.COLUMN (the producer's objectReferences);
     /// a row referencing a key with no object, or an object no row
@@ -115,16 +123,7 @@ impl Args {
     /// The library options these arguments give.
     pub fn options(&self) -> Result<PackOptions, Failure> {
         let secret_columns = self.tables.secret_columns()?;
-        let payloads = self
-            .payload
-            .iter()
-            .map(|s| match s.split_once('=') {
-                Some((n, f)) if !n.is_empty() && !f.is_empty() => {
-                    Ok((n.to_string(), PathBuf::from(f)))
-                }
-                _ => Err(Failure::new(format!("--payload {s:?}: expected NAME=FILE"))),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let payloads = name_files("--payload", &self.payload)?;
         let mut buckets = Vec::new();
         for b in &self.bucket_dir {
             match b.split_once('=') {
@@ -162,6 +161,7 @@ impl Args {
                 }
             }
         }
+        let bucket_metadata = name_files("--bucket-metadata", &self.bucket_metadata)?;
         let object_references = self
             .object_references
             .iter()
@@ -196,12 +196,24 @@ impl Args {
             objects_dir: self.objects_dir.clone(),
             bucket: self.bucket.clone(),
             buckets,
+            bucket_metadata,
             payloads,
             object_references,
             part_bytes: self.part_bytes.part_bytes,
             ..PackOptions::default()
         })
     }
+}
+
+/// The `NAME=FILE` values of `flag`, neither part empty.
+fn name_files(flag: &str, values: &[String]) -> Result<Vec<(String, PathBuf)>, Failure> {
+    values
+        .iter()
+        .map(|s| match s.split_once('=') {
+            Some((n, f)) if !n.is_empty() && !f.is_empty() => Ok((n.to_string(), PathBuf::from(f))),
+            _ => Err(Failure::new(format!("{flag} {s:?}: expected NAME=FILE"))),
+        })
+        .collect()
 }
 
 /// The `--summary` line.
@@ -257,7 +269,7 @@ pub fn summary_line(db: &str, dest: &str, s: &PackSummary) -> String {
 }
 
 /// Refuses an output that is one of the inputs, even with `--force`: the
-/// database, a `--payload` file, or an existing file under
+/// database, a `--payload` or `--bucket-metadata` file, or an existing file under
 /// `--objects-dir` (all of which are read).
 fn refuse_inputs(args: &Args, opts: &PackOptions) -> Result<(), Failure> {
     let Some(dest) = args.output.output.as_deref().filter(|p| !is_stdio(p)) else {
@@ -265,6 +277,7 @@ fn refuse_inputs(args: &Args, opts: &PackOptions) -> Result<(), Failure> {
     };
     let mut inputs = vec![args.db.as_path()];
     inputs.extend(opts.payloads.iter().map(|(_, p)| p.as_path()));
+    inputs.extend(opts.bucket_metadata.iter().map(|(_, p)| p.as_path()));
     refuse_input(dest, &inputs)?;
     for dir in opts
         .objects_dir

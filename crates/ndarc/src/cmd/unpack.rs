@@ -36,7 +36,9 @@ it committed and renamed into place, and the objects and payloads moved into pla
 invalid archive leaves nothing.
 
 With --objects-dir DIR, objects are written to DIR/objects/BUCKET/KEY and payloads to \
-DIR/payloads/NAME, each atomically. Every file written is 600 and every directory created \
+DIR/payloads/NAME, each atomically; a bucket with objects whose httpMetadata or \
+customMetadata is not empty also gets DIR/metadata/BUCKET.json, the sidecar pack \
+--bucket-metadata reads. Every file written is 600 and every directory created \
 700, whatever the umask, unless --mode says otherwise. A key with an empty, '.' or '..' segment, an absolute \
 path, a NUL or a symbolic link already in DIR on its way, and two entries that map to one \
 path, are refused before anything is written. Existing files are replaced only with --force; \
@@ -87,7 +89,7 @@ fn refuse_outputs(args: &Args) -> Result<(), Failure> {
     if let (Some(dir), true, false) = (&args.objects_dir, args.force, from_stdin) {
         // The file itself, wherever a link to it is.
         let archive = std::fs::canonicalize(&args.archive).unwrap_or_else(|_| args.archive.clone());
-        for sub in ["objects", "payloads"] {
+        for sub in ["objects", "payloads", ndarc_sqlite::metadata::SIDECAR_DIR] {
             if is_under(&archive, &dir.join(sub)) {
                 return Err(input_refused(&args.archive));
             }
