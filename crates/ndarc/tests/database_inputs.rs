@@ -308,3 +308,61 @@ fn every_archive_reader_takes_a_database() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
+
+/// Issue 24's "done when": `unpack` A, patched by `diff A B --format sql`,
+/// diffs equal to B with no options, when A and B have a secret column.
+#[test]
+fn an_unpacked_archive_patched_to_b_diffs_equal_to_b_with_secret_columns() {
+    let d = dir("patch-secret");
+    let make = |name: &str, sql: &str| {
+        let db = d.join(format!("{name}.db"));
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT NOT NULL, api_secret TEXT);",
+        )
+        .unwrap();
+        conn.execute_batch(sql).unwrap();
+        drop(conn);
+        let x = d.join(format!("{name}.ndjson"));
+        let p = ndarc(&[
+            "pack",
+            s(&db),
+            "-o",
+            s(&x),
+            "--secret-column",
+            "users.api_secret",
+            "--product",
+            "app",
+            "-q",
+        ]);
+        assert_eq!(p.status.code(), Some(0), "{}", text(&p.stderr));
+        x
+    };
+    let a = make(
+        "a",
+        "INSERT INTO users VALUES (1, 'ada', 's1'), (2, 'bob', NULL), (3, 'cy', 's3');",
+    );
+    let b = make(
+        "b",
+        "INSERT INTO users VALUES (1, 'Ada', 'rotated'), (3, 'cy', 's3'), (4, 'dee', 's4');",
+    );
+    let restored = d.join("restored.db");
+    let u = ndarc(&["unpack", s(&a), "-o", s(&restored)]);
+    assert_eq!(u.status.code(), Some(0), "{}", text(&u.stderr));
+    let patch = ndarc(&["diff", s(&a), s(&b), "--format", "sql"]);
+    assert_eq!(patch.status.code(), Some(1), "{}", text(&patch.stderr));
+    let conn = rusqlite::Connection::open(&restored).unwrap();
+    conn.execute_batch(&text(&patch.stdout)).unwrap();
+    drop(conn);
+    let r = ndarc(&["diff", s(&restored), s(&b)]);
+    assert_eq!(
+        r.status.code(),
+        Some(0),
+        "{}{}",
+        text(&r.stdout),
+        text(&r.stderr)
+    );
+    // Before the patch, the restore is A: it differs from B.
+    let r = ndarc(&["diff", s(&a), s(&b), "-q"]);
+    assert_eq!(r.status.code(), Some(1));
+}
