@@ -112,3 +112,54 @@ fn a_valid_archive_passes_and_a_mismatch_is_refused() {
         String::from_utf8_lossy(&run.stdout)
     );
 }
+
+/// A table that references itself has its lines read again after the pass
+/// (its parent rows are complete only at its end), from a file or from
+/// standard input alike.
+#[test]
+fn a_self_reference_is_checked_after_the_pass_from_a_file_or_stdin() {
+    let scratch = Scratch::new("integrity-self");
+    let db = scratch.0.join("staff.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "PRAGMA foreign_keys = OFF;
+         CREATE TABLE employees(id INTEGER PRIMARY KEY, manager_id INTEGER REFERENCES employees(id));
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000)
+         INSERT INTO employees SELECT i, CASE WHEN i = 1 THEN NULL WHEN i = 4321 THEN 99999 ELSE i / 2 + 2500 END FROM n;",
+    )
+    .unwrap();
+    drop(conn);
+    let archive = scratch.0.join("staff.ndjson");
+    // Small parts: the rows of a manager come in a later line than many of
+    // their reports'.
+    let run = ndarc(&[
+        "pack",
+        s(&db),
+        "-o",
+        s(&archive),
+        "--part-bytes",
+        "4K",
+        "-q",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let bytes = std::fs::read(&archive).unwrap();
+    for input in [s(&archive), "-"] {
+        let run = common::ndarc_in(
+            &scratch.0,
+            &["verify", "--integrity", input, "--format", "json"],
+            if input == "-" { &bytes } else { b"" },
+        );
+        assert_eq!(run.code, 1, "{input}: {}", run.stderr);
+        let doc: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+        let findings = doc["files"][0]["findings"].as_array().unwrap();
+        assert_eq!(findings.len(), 1, "{input}: {findings:?}");
+        assert_eq!(findings[0]["code"], "foreign_key_violation");
+        let message = findings[0]["message"].as_str().unwrap();
+        assert!(
+            message.contains("row 4320 of table employees has manager_id = 99999"),
+            "{message}"
+        );
+        let offset = findings[0]["offset"].as_u64().unwrap() as usize;
+        assert!(bytes[offset..].starts_with(b"99999"), "{input}");
+    }
+}
