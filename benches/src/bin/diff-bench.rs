@@ -28,6 +28,11 @@
 //! archives, `ndarc diff a.db b.db --format sql` on the databases (each
 //! packed on the fly), and `ndarc diff -q A B`; best of `--runs` each, with
 //! ratios to sqldiff.
+//!
+//! With `--shuffle`, the second export's rows (of its tables without
+//! rowid: five of the eight narrow tables, rowid tables must stay in
+//! rowid order) come in a shuffled order (`gen --shuffle-rows 1`), so
+//! that the diff matches them through its index instead of the merge.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,6 +47,7 @@ struct Args {
     runs: usize,
     measure: Option<(PathBuf, PathBuf, bool)>,
     sqldiff: bool,
+    shuffle: bool,
 }
 
 fn args() -> Args {
@@ -52,6 +58,7 @@ fn args() -> Args {
         runs: 3,
         measure: None,
         sqldiff: false,
+        shuffle: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -66,6 +73,7 @@ fn args() -> Args {
                 }
             }
             "--sqldiff" => a.sqldiff = true,
+            "--shuffle" => a.shuffle = true,
             "--runs" => a.runs = it.next().and_then(|v| v.parse().ok()).expect("--runs N"),
             // Internal: one measured diff in this (child) process.
             "--measure" => {
@@ -339,9 +347,18 @@ fn main() {
     let base = options(args.rows, args.narrow);
     let shape = if args.narrow { "narrow-" } else { "" };
     let a = args.dir.join(format!("diff-{shape}{}-a.ndjson", args.rows));
-    let b = args.dir.join(format!("diff-{shape}{}-b.ndjson", args.rows));
+    let order = if args.shuffle { "-shuffled" } else { "" };
+    let b = args
+        .dir
+        .join(format!("diff-{shape}{}-b{order}.ndjson", args.rows));
     ensure(&a, &base);
-    ensure(&b, &base.with_later(later()));
+    ensure(
+        &b,
+        &GenOptions {
+            shuffle_rows: args.shuffle.then_some(1),
+            ..base.with_later(later())
+        },
+    );
     let bytes = std::fs::metadata(&a).map(|m| m.len()).unwrap_or(0)
         + std::fs::metadata(&b).map(|m| m.len()).unwrap_or(0);
     let exe = std::env::current_exe().expect("current exe");
