@@ -27,7 +27,8 @@
 //! is skipped when it is missing), `ndarc diff A B --format sql` on the
 //! archives, `ndarc diff a.db b.db --format sql` on the databases (each
 //! packed on the fly), and `ndarc diff -q A B`; best of `--runs` each, with
-//! ratios to sqldiff.
+//! ratios to sqldiff. `--ndarc PATH` times another build of `ndarc` (an
+//! older one, to compare) instead of the one beside this binary.
 //!
 //! With `--shuffle`, the second export's rows (of its tables without
 //! rowid: five of the eight narrow tables, rowid tables must stay in
@@ -48,6 +49,7 @@ struct Args {
     measure: Option<(PathBuf, PathBuf, bool)>,
     sqldiff: bool,
     shuffle: bool,
+    ndarc: Option<PathBuf>,
 }
 
 fn args() -> Args {
@@ -59,6 +61,7 @@ fn args() -> Args {
         measure: None,
         sqldiff: false,
         shuffle: false,
+        ndarc: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -74,6 +77,7 @@ fn args() -> Args {
             }
             "--sqldiff" => a.sqldiff = true,
             "--shuffle" => a.shuffle = true,
+            "--ndarc" => a.ndarc = Some(PathBuf::from(it.next().expect("--ndarc PATH"))),
             "--runs" => a.runs = it.next().and_then(|v| v.parse().ok()).expect("--runs N"),
             // Internal: one measured diff in this (child) process.
             "--measure" => {
@@ -230,10 +234,15 @@ fn timed(args: &[String]) -> (f64, f64, u64) {
 
 /// `--sqldiff`: sqldiff on the restored databases beside `ndarc diff` on
 /// the archives and on the databases.
-fn against_sqldiff(a: &Path, b: &Path, runs: usize) {
-    let ndarc = std::env::current_exe()
-        .expect("exe")
-        .with_file_name("ndarc");
+fn against_sqldiff(a: &Path, b: &Path, runs: usize, ndarc: Option<&Path>) {
+    let ndarc = ndarc.map_or_else(
+        || {
+            std::env::current_exe()
+                .expect("exe")
+                .with_file_name("ndarc")
+        },
+        Path::to_path_buf,
+    );
     assert!(
         ndarc.exists(),
         "build it first: cargo build --release -p ndarc"
@@ -370,7 +379,7 @@ fn main() {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     if args.sqldiff {
-        against_sqldiff(&a, &b, args.runs);
+        against_sqldiff(&a, &b, args.runs, args.ndarc.as_deref());
         return;
     }
     for verify in [true, false] {
