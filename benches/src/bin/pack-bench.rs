@@ -261,10 +261,10 @@ CREATE TABLE PlaylistTrack(PlaylistId INTEGER NOT NULL REFERENCES Playlist(Playl
     )?;
     let mut rng = Rng::new(7);
     let invoices = (lines / 7).max(1) as i64;
-    let customers = (invoices / 4).max(1) as i64;
+    let customers = (invoices / 4).max(1);
     let tracks = (lines / 2).max(1) as i64;
-    let albums = (tracks / 13).max(1) as i64;
-    let artists = (albums / 2).max(1) as i64;
+    let albums = (tracks / 13).max(1);
+    let artists = (albums / 2).max(1);
     let tx = conn.transaction()?;
     for (t, n) in [("Genre", 25i64), ("MediaType", 5), ("Playlist", 18)] {
         for i in 1..=n {
@@ -309,7 +309,7 @@ CREATE TABLE PlaylistTrack(PlaylistId INTEGER NOT NULL REFERENCES Playlist(Playl
                 words(&mut rng, 1, 1)
             ),
             words(&mut rng, 1, 1),
-            rng.one_in(2).then(|| "CA"),
+            rng.one_in(2).then_some("CA"),
             rng.pick(&["USA", "Canada", "Brazil", "France", "Germany", "India"]),
             format!("{:05}", rng.range_i64(0, 99_999)),
             format!(
@@ -340,7 +340,7 @@ CREATE TABLE PlaylistTrack(PlaylistId INTEGER NOT NULL REFERENCES Playlist(Playl
                     words(&mut rng, 1, 1)
                 ),
                 words(&mut rng, 1, 1),
-                rng.one_in(2).then(|| "CA"),
+                rng.one_in(2).then_some("CA"),
                 rng.pick(&["USA", "Canada", "Brazil", "France", "Germany", "India"]),
                 format!("{:05}", rng.range_i64(0, 99_999)),
                 (rng.range_i64(99, 2500) as f64) / 100.0,
