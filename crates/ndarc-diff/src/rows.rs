@@ -1005,3 +1005,111 @@ fn hash_join(
     acc.changed.sort_by_key(|(p, _)| *p);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A test row: its row object, rowid and cells.
+    type TestRow = (Span, Option<(i64, Span)>, Vec<Span>);
+
+    /// A part over `line` with `rows`, whose first `pk` cells are the key.
+    fn part(line: &str, rows: &[TestRow], pk: usize) -> PartRows {
+        let mut cells = Vec::new();
+        let mut keys = Vec::new();
+        for (_, _, c) in rows {
+            cells.extend_from_slice(c);
+            keys.extend_from_slice(&c[..pk]);
+        }
+        PartRows {
+            table: 0,
+            offset: 100,
+            bytes: line.as_bytes().to_vec(),
+            rows: rows
+                .iter()
+                .enumerate()
+                .map(|(i, (row, rowid, _))| RowRec {
+                    row: *row,
+                    rowid: *rowid,
+                    item: i as u32,
+                })
+                .collect(),
+            cells,
+            keys,
+            ordered: true,
+        }
+    }
+
+    fn span_of(line: &str, text: &str, from: usize) -> Span {
+        let at = line[from..].find(text).expect("in the line") + from;
+        (at as u32, (at + text.len()) as u32)
+    }
+
+    #[test]
+    fn held_rows_keep_their_row_cells_keys_and_rowid() {
+        // Two items; the second's key cell is given outside its row, as a
+        // canonical key appended after the line (lines read without
+        // verification), and one of its cells is missing.
+        let line = r#"[{"row":{"a":1,"b":"x"},"rowid":5},{"row":{"a":22,"b":"yy"},"rowid":6}]"2""#;
+        let r0 = span_of(line, r#"{"a":1,"b":"x"}"#, 0);
+        let r1 = span_of(line, r#"{"a":22,"b":"yy"}"#, 0);
+        let rows = vec![
+            (
+                r0,
+                Some((5, span_of(line, "5", r0.1 as usize))),
+                vec![
+                    span_of(line, "1", r0.0 as usize),
+                    span_of(line, r#""x""#, 0),
+                ],
+            ),
+            (
+                r1,
+                Some((6, span_of(line, "6", r1.1 as usize))),
+                vec![span_of(line, r#""2""#, r1.1 as usize), MISSING],
+            ),
+        ];
+        let p = part(line, &rows, 1);
+        let mut held = Held::new();
+        assert_eq!(held.hold(&p, 1, 2, 1), 0);
+        assert_eq!(held.hold(&p, 0, 2, 1), 1);
+        let h = &held.part;
+        let text = |s: Span| String::from_utf8_lossy(slice(&h.bytes, s)).into_owned();
+        assert_eq!(text(h.rows[0].row), r#"{"a":22,"b":"yy"}"#);
+        assert_eq!(text(h.rows[1].row), r#"{"a":1,"b":"x"}"#);
+        assert_eq!(
+            h.rows[0].rowid.map(|(id, s)| (id, text(s))),
+            Some((6, "6".into()))
+        );
+        assert_eq!(
+            h.rows[1].rowid.map(|(id, s)| (id, text(s))),
+            Some((5, "5".into()))
+        );
+        assert_eq!(h.rows.iter().map(|r| r.item).collect::<Vec<_>>(), [0, 1]);
+        let cells: Vec<String> = h.cells.iter().map(|&s| text(s)).collect();
+        assert_eq!(cells, [r#""2""#, "", "1", r#""x""#]);
+        assert_eq!(h.cells[1], MISSING);
+        let keys: Vec<String> = h.keys.iter().map(|&s| text(s)).collect();
+        assert_eq!(keys, [r#""2""#, "1"]);
+        // The row object is copied once; besides it only what lies outside
+        // it: the rowids, and the outside key text (as a cell and as a key).
+        assert_eq!(
+            held.bytes(),
+            r#"{"a":22,"b":"yy"}"#.len() + 1 + 3 + 3 + r#"{"a":1,"b":"x"}"#.len() + 1
+        );
+        held.clear();
+        assert_eq!(
+            (held.bytes(), held.part.rows.len(), held.part.cells.len()),
+            (0, 0, 0)
+        );
+    }
+
+    #[test]
+    fn lines_are_numbered_in_order_and_give_back_their_offsets() {
+        let mut l = Lines::default();
+        assert_eq!(l.number(40), 0);
+        assert_eq!(l.number(40), 0);
+        assert_eq!(l.number(900), 1);
+        assert_eq!((l.offset(0), l.offset(1), l.offset(7)), (40, 900, u64::MAX));
+        assert_eq!(std::mem::size_of::<(KeyHash, Entry)>(), 40);
+    }
+}
