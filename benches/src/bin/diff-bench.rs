@@ -18,6 +18,22 @@
 //! MB/s over both inputs, and peak resident memory (VmHWM from
 //! /proc/self/status: inputs are read through bounded buffers, not mapped,
 //! so this is the diff's own memory).
+//!
+//! With `--sqldiff` (build `ndarc` first: `cargo build --release -p ndarc
+//! -p ndarc-benches`), it instead restores both archives as databases
+//! (`ndarc unpack`, once, reused) and times, alternating the commands run
+//! by run, under `/usr/bin/time -v` (wall, CPU = user + system, peak RSS):
+//! `sqldiff a.db b.db` (Debian: `apt-get install sqlite3-tools`; its column
+//! is skipped when it is missing), `ndarc diff A B --format sql` on the
+//! archives, `ndarc diff a.db b.db --format sql` on the databases (each
+//! packed on the fly), and `ndarc diff -q A B`; best of `--runs` each, with
+//! ratios to sqldiff. `--ndarc PATH` times another build of `ndarc` (an
+//! older one, to compare) instead of the one beside this binary.
+//!
+//! With `--shuffle`, the second export's rows (of its tables without
+//! rowid: five of the eight narrow tables, rowid tables must stay in
+//! rowid order) come in a shuffled order (`gen --shuffle-rows 1`), so
+//! that the diff matches them through its index instead of the merge.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -31,6 +47,9 @@ struct Args {
     dir: PathBuf,
     runs: usize,
     measure: Option<(PathBuf, PathBuf, bool)>,
+    sqldiff: bool,
+    shuffle: bool,
+    ndarc: Option<PathBuf>,
 }
 
 fn args() -> Args {
@@ -40,6 +59,9 @@ fn args() -> Args {
         dir: PathBuf::from("target/bench-data"),
         runs: 3,
         measure: None,
+        sqldiff: false,
+        shuffle: false,
+        ndarc: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -53,6 +75,9 @@ fn args() -> Args {
                     _ => panic!("--shape mixed|narrow"),
                 }
             }
+            "--sqldiff" => a.sqldiff = true,
+            "--shuffle" => a.shuffle = true,
+            "--ndarc" => a.ndarc = Some(PathBuf::from(it.next().expect("--ndarc PATH"))),
             "--runs" => a.runs = it.next().and_then(|v| v.parse().ok()).expect("--runs N"),
             // Internal: one measured diff in this (child) process.
             "--measure" => {
@@ -172,6 +197,149 @@ fn measure(a: &Path, b: &Path, verify: bool) {
     );
 }
 
+/// Runs `args` under `/usr/bin/time -v` (when present), its standard
+/// output thrown away, accepting exit codes 0 and 1 (differences found):
+/// wall seconds, CPU seconds (user + system; 0 when unknown) and peak RSS
+/// in KiB (0 when unknown).
+fn timed(args: &[String]) -> (f64, f64, u64) {
+    let mut all: Vec<String> = Vec::new();
+    if Path::new("/usr/bin/time").exists() {
+        all.push("/usr/bin/time".into());
+        all.push("-v".into());
+    }
+    all.extend(args.iter().cloned());
+    let start = Instant::now();
+    let out = Command::new(&all[0])
+        .args(&all[1..])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("run");
+    let secs = start.elapsed().as_secs_f64();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{args:?} failed: {err}"
+    );
+    let field = |name: &str| -> Option<f64> {
+        err.lines()
+            .find_map(|l| l.trim().strip_prefix(name))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    let cpu = field("User time (seconds): ").unwrap_or(0.0)
+        + field("System time (seconds): ").unwrap_or(0.0);
+    let rss = field("Maximum resident set size (kbytes): ").unwrap_or(0.0) as u64;
+    (secs, cpu, rss)
+}
+
+/// `--sqldiff`: sqldiff on the restored databases beside `ndarc diff` on
+/// the archives and on the databases.
+fn against_sqldiff(a: &Path, b: &Path, runs: usize, ndarc: Option<&Path>) {
+    let ndarc = ndarc.map_or_else(
+        || {
+            std::env::current_exe()
+                .expect("exe")
+                .with_file_name("ndarc")
+        },
+        Path::to_path_buf,
+    );
+    assert!(
+        ndarc.exists(),
+        "build it first: cargo build --release -p ndarc"
+    );
+    let s = |p: &Path| p.display().to_string();
+    let (da, db) = (a.with_extension("db"), b.with_extension("db"));
+    for (archive, db) in [(a, &da), (b, &db)] {
+        if !db.exists() {
+            let t = Instant::now();
+            timed(&[s(&ndarc), "unpack".into(), s(archive), "-o".into(), s(db)]);
+            eprintln!(
+                "restored {} in {:.1} s",
+                db.display(),
+                t.elapsed().as_secs_f64()
+            );
+        }
+    }
+    let db_bytes = std::fs::metadata(&da).map_or(0, |m| m.len())
+        + std::fs::metadata(&db).map_or(0, |m| m.len());
+    println!(
+        "databases: {} + {} ({:.0} MiB together)",
+        da.display(),
+        db.display(),
+        db_bytes as f64 / (1 << 20) as f64
+    );
+    let have_sqldiff = Command::new("sqldiff")
+        .arg("--help")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok();
+    if !have_sqldiff {
+        println!(
+            "sqldiff: not installed (Debian: apt-get install sqlite3-tools); its column is skipped"
+        );
+    }
+    let n = s(&ndarc);
+    let mut cases: Vec<(&str, Vec<String>)> = Vec::new();
+    if have_sqldiff {
+        cases.push(("sqldiff a.db b.db", vec!["sqldiff".into(), s(&da), s(&db)]));
+    }
+    cases.push((
+        "ndarc diff A B --format sql",
+        vec![
+            n.clone(),
+            "diff".into(),
+            s(a),
+            s(b),
+            "--format".into(),
+            "sql".into(),
+        ],
+    ));
+    cases.push((
+        "ndarc diff a.db b.db --format sql",
+        vec![
+            n.clone(),
+            "diff".into(),
+            s(&da),
+            s(&db),
+            "--format".into(),
+            "sql".into(),
+        ],
+    ));
+    cases.push((
+        "ndarc diff -q A B",
+        vec![n, "diff".into(), "-q".into(), s(a), s(b)],
+    ));
+    // Best (by CPU) of the runs of each, the commands alternated run by run.
+    let mut best: Vec<Option<(f64, f64, u64)>> = vec![None; cases.len()];
+    for _ in 0..runs.max(1) {
+        for (i, (_, cmd)) in cases.iter().enumerate() {
+            let r = timed(cmd);
+            if best[i].is_none_or(|b| r.1 < b.1) {
+                best[i] = Some(r);
+            }
+        }
+    }
+    let base = have_sqldiff.then(|| best[0]).flatten();
+    println!(
+        "{:<36} {:>8} {:>8} {:>10} {:>10} {:>9}",
+        "command (best CPU of runs)", "wall s", "CPU s", "CPU ratio", "wall ratio", "peak RSS"
+    );
+    for ((label, _), r) in cases.iter().zip(&best) {
+        let Some((wall, cpu, kib)) = r else { continue };
+        let (rc, rw) = base.map_or((String::from("-"), String::from("-")), |(w0, c0, _)| {
+            (
+                format!("{:.2}x", cpu / c0.max(1e-9)),
+                format!("{:.2}x", wall / w0.max(1e-9)),
+            )
+        });
+        println!(
+            "{label:<36} {wall:>8.2} {cpu:>8.2} {rc:>10} {rw:>10} {:>5.0} MiB",
+            *kib as f64 / 1024.0
+        );
+    }
+}
+
 fn main() {
     let args = args();
     if let Some((a, b, verify)) = &args.measure {
@@ -188,9 +356,18 @@ fn main() {
     let base = options(args.rows, args.narrow);
     let shape = if args.narrow { "narrow-" } else { "" };
     let a = args.dir.join(format!("diff-{shape}{}-a.ndjson", args.rows));
-    let b = args.dir.join(format!("diff-{shape}{}-b.ndjson", args.rows));
+    let order = if args.shuffle { "-shuffled" } else { "" };
+    let b = args
+        .dir
+        .join(format!("diff-{shape}{}-b{order}.ndjson", args.rows));
     ensure(&a, &base);
-    ensure(&b, &base.with_later(later()));
+    ensure(
+        &b,
+        &GenOptions {
+            shuffle_rows: args.shuffle.then_some(1),
+            ..base.with_later(later())
+        },
+    );
     let bytes = std::fs::metadata(&a).map(|m| m.len()).unwrap_or(0)
         + std::fs::metadata(&b).map(|m| m.len()).unwrap_or(0);
     let exe = std::env::current_exe().expect("current exe");
@@ -201,6 +378,10 @@ fn main() {
         bytes as f64 / (1 << 20) as f64,
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
+    if args.sqldiff {
+        against_sqldiff(&a, &b, args.runs, args.ndarc.as_deref());
+        return;
+    }
     for verify in [true, false] {
         let mut best: Option<(f64, u64, String)> = None;
         for _ in 0..args.runs.max(1) {

@@ -1,20 +1,37 @@
-//! `pack` and `unpack` throughput on a generated SQLite database, beside
-//! `sqlite3 DB .dump`.
+//! `pack` and `unpack` throughput on SQLite databases of several row
+//! shapes, beside SQLite's own tools.
 //!
 //! ```sh
 //! cargo build --release -p ndarc -p ndarc-benches
-//! target/release/pack-bench [--mib 1024] [--dir target/bench-data]
+//! target/release/pack-bench [--shape mixed|narrow|chinook|all] [--mib 1024] [--rows 400000] [--runs 3] [--dir target/bench-data] [--ndarc PATH]
 //! ```
 //!
-//! Generates (deterministically, once; reused while the file exists) a
-//! database of about `--mib` MiB: 10 tables with every affinity, integer,
-//! composite and text primary keys, a WITHOUT ROWID table, rowid tables,
-//! long text and blobs. Then runs, once each, under `/usr/bin/time -v` when
-//! it exists (for peak memory):
-//! - `ndarc pack DB -o ARCHIVE`: wall time, archive MB/s, peak RSS;
-//! - `sqlite3 DB .dump > /dev/null` (when `sqlite3` is installed): wall time,
-//!   and pack's time as a ratio of it;
-//! - `ndarc unpack ARCHIVE -o DB2`: wall time, archive MB/s, peak RSS.
+//! `--ndarc PATH` times another build of `ndarc` (an older one, to
+//! compare) instead of the one beside this binary.
+//!
+//! The databases (generated deterministically, once; reused while the
+//! file exists):
+//! - `mixed` (the default): about `--mib` MiB, 10 tables with every
+//!   affinity, integer, composite and text primary keys, a WITHOUT ROWID
+//!   table, rowid tables, long text and blobs;
+//! - `narrow`: `ndarc gen --shape narrow --rows N/8` restored by
+//!   `ndarc unpack` (eight tables of 4 to 7 short columns, `--rows` rows
+//!   in all);
+//! - `chinook`: the Chinook sample schema (artists, albums, tracks,
+//!   customers, invoices, invoice lines, playlists) with `--rows`
+//!   invoice lines and the other tables in proportion; dates are TEXT
+//!   columns (the original's DATETIME text is refused by `pack`).
+//!
+//! For each, best (least CPU) of `--runs`, the commands alternated run by
+//! run, each under `/usr/bin/time -v` when it exists (CPU = user +
+//! system, the steadier figure on a shared machine; peak RSS):
+//! - `ndarc pack DB -o ARCHIVE` beside `sqlite3 DB .dump > /dev/null`;
+//! - `ndarc unpack ARCHIVE -o NEW` (verification included) beside
+//!   `sqlite3 NEW2 '.read DUMP'` (the dump made once, untimed) and beside
+//!   a plain loop of prepared INSERTs in one transaction through rusqlite
+//!   (`journal_mode = OFF`, `synchronous = OFF`, as `unpack` sets them),
+//!   run in a child process with every row already in memory, so that
+//!   its time is SQLite's inserting alone.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -221,81 +238,431 @@ fn timed(mut args: Vec<String>, stdout: Option<&Path>) -> (f64, f64, u64) {
     (secs, cpu, rss)
 }
 
+/// Builds a Chinook-like database: `lines` invoice lines and the other
+/// tables in proportion (as in Chinook: about 7 lines per invoice, 4
+/// invoices per customer, 13 tracks per album).
+fn chinook(path: &Path, lines: u64) -> rusqlite::Result<()> {
+    use rusqlite::params;
+    let tmp = path.with_extension("tmp");
+    let _ = std::fs::remove_file(&tmp);
+    let mut conn = rusqlite::Connection::open(&tmp)?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;
+CREATE TABLE Artist(ArtistId INTEGER NOT NULL PRIMARY KEY, Name NVARCHAR(120));
+CREATE TABLE Album(AlbumId INTEGER NOT NULL PRIMARY KEY, Title NVARCHAR(160) NOT NULL, ArtistId INTEGER NOT NULL REFERENCES Artist(ArtistId));
+CREATE TABLE Genre(GenreId INTEGER NOT NULL PRIMARY KEY, Name NVARCHAR(120));
+CREATE TABLE MediaType(MediaTypeId INTEGER NOT NULL PRIMARY KEY, Name NVARCHAR(120));
+CREATE TABLE Track(TrackId INTEGER NOT NULL PRIMARY KEY, Name NVARCHAR(200) NOT NULL, AlbumId INTEGER REFERENCES Album(AlbumId), MediaTypeId INTEGER NOT NULL REFERENCES MediaType(MediaTypeId), GenreId INTEGER REFERENCES Genre(GenreId), Composer NVARCHAR(220), Milliseconds INTEGER NOT NULL, Bytes INTEGER, UnitPrice NUMERIC(10,2) NOT NULL);
+CREATE TABLE Customer(CustomerId INTEGER NOT NULL PRIMARY KEY, FirstName NVARCHAR(40) NOT NULL, LastName NVARCHAR(20) NOT NULL, Company NVARCHAR(80), Address NVARCHAR(70), City NVARCHAR(40), State NVARCHAR(40), Country NVARCHAR(40), PostalCode NVARCHAR(10), Phone NVARCHAR(24), Fax NVARCHAR(24), Email NVARCHAR(60) NOT NULL, SupportRepId INTEGER);
+CREATE TABLE Invoice(InvoiceId INTEGER NOT NULL PRIMARY KEY, CustomerId INTEGER NOT NULL REFERENCES Customer(CustomerId), InvoiceDate TEXT NOT NULL, BillingAddress NVARCHAR(70), BillingCity NVARCHAR(40), BillingState NVARCHAR(40), BillingCountry NVARCHAR(40), BillingPostalCode NVARCHAR(10), Total NUMERIC(10,2) NOT NULL);
+CREATE TABLE InvoiceLine(InvoiceLineId INTEGER NOT NULL PRIMARY KEY, InvoiceId INTEGER NOT NULL REFERENCES Invoice(InvoiceId), TrackId INTEGER NOT NULL REFERENCES Track(TrackId), UnitPrice NUMERIC(10,2) NOT NULL, Quantity INTEGER NOT NULL);
+CREATE TABLE Playlist(PlaylistId INTEGER NOT NULL PRIMARY KEY, Name NVARCHAR(120));
+CREATE TABLE PlaylistTrack(PlaylistId INTEGER NOT NULL REFERENCES Playlist(PlaylistId), TrackId INTEGER NOT NULL REFERENCES Track(TrackId), PRIMARY KEY(PlaylistId, TrackId)) WITHOUT ROWID;",
+    )?;
+    let mut rng = Rng::new(7);
+    let invoices = (lines / 7).max(1) as i64;
+    let customers = (invoices / 4).max(1);
+    let tracks = (lines / 2).max(1) as i64;
+    let albums = (tracks / 13).max(1);
+    let artists = (albums / 2).max(1);
+    let tx = conn.transaction()?;
+    for (t, n) in [("Genre", 25i64), ("MediaType", 5), ("Playlist", 18)] {
+        for i in 1..=n {
+            tx.prepare_cached(&format!("INSERT INTO {t} VALUES(?1, ?2)"))?
+                .execute(params![i, words(&mut rng, 1, 2)])?;
+        }
+    }
+    for i in 1..=artists {
+        tx.prepare_cached("INSERT INTO Artist VALUES(?1, ?2)")?
+            .execute(params![i, words(&mut rng, 1, 3)])?;
+    }
+    for i in 1..=albums {
+        tx.prepare_cached("INSERT INTO Album VALUES(?1, ?2, ?3)")?
+            .execute(params![i, words(&mut rng, 1, 4), 1 + (i - 1) % artists])?;
+    }
+    for i in 1..=tracks {
+        tx.prepare_cached("INSERT INTO Track VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)")?
+            .execute(params![
+                i,
+                words(&mut rng, 1, 5),
+                1 + (i - 1) / 13 % albums,
+                rng.range_i64(1, 5),
+                rng.range_i64(1, 25),
+                rng.one_in(3).then(|| words(&mut rng, 2, 4)),
+                rng.range_i64(60_000, 600_000),
+                rng.range_i64(1_000_000, 20_000_000),
+                if rng.one_in(10) { 1.99 } else { 0.99 },
+            ])?;
+    }
+    for i in 1..=customers {
+        tx.prepare_cached(
+            "INSERT INTO Customer VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+        )?
+        .execute(params![
+            i,
+            words(&mut rng, 1, 0),
+            words(&mut rng, 1, 0),
+            rng.one_in(4).then(|| words(&mut rng, 2, 2)),
+            format!(
+                "{} {} Street",
+                rng.range_i64(1, 9999),
+                words(&mut rng, 1, 1)
+            ),
+            words(&mut rng, 1, 1),
+            rng.one_in(2).then_some("CA"),
+            rng.pick(&["USA", "Canada", "Brazil", "France", "Germany", "India"]),
+            format!("{:05}", rng.range_i64(0, 99_999)),
+            format!(
+                "+1 ({}) 555-{:04}",
+                rng.range_i64(200, 999),
+                rng.range_i64(0, 9999)
+            ),
+            rng.one_in(5)
+                .then(|| format!("+1 555-{:04}", rng.range_i64(0, 9999))),
+            format!("customer{i}@example.com"),
+            rng.range_i64(3, 5),
+        ])?;
+    }
+    for i in 1..=invoices {
+        tx.prepare_cached("INSERT INTO Invoice VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)")?
+            .execute(params![
+                i,
+                1 + (i - 1) % customers,
+                format!(
+                    "20{:02}-{:02}-{:02} 00:00:00",
+                    9 + i % 5,
+                    1 + i % 12,
+                    1 + i % 28
+                ),
+                format!(
+                    "{} {} Street",
+                    rng.range_i64(1, 9999),
+                    words(&mut rng, 1, 1)
+                ),
+                words(&mut rng, 1, 1),
+                rng.one_in(2).then_some("CA"),
+                rng.pick(&["USA", "Canada", "Brazil", "France", "Germany", "India"]),
+                format!("{:05}", rng.range_i64(0, 99_999)),
+                (rng.range_i64(99, 2500) as f64) / 100.0,
+            ])?;
+    }
+    for i in 1..=lines as i64 {
+        tx.prepare_cached("INSERT INTO InvoiceLine VALUES(?1,?2,?3,?4,?5)")?
+            .execute(params![
+                i,
+                1 + (i - 1) / 7 % invoices,
+                rng.range_i64(1, tracks),
+                if rng.one_in(10) { 1.99 } else { 0.99 },
+                1,
+            ])?;
+    }
+    for p in 1..=18i64 {
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..(tracks / 6).max(1) {
+            seen.insert(rng.range_i64(1, tracks));
+        }
+        for t in seen {
+            tx.prepare_cached("INSERT INTO PlaylistTrack VALUES(?1, ?2)")?
+                .execute(params![p, t])?;
+        }
+    }
+    tx.commit()?;
+    drop(conn);
+    std::fs::rename(&tmp, path).expect("rename");
+    eprintln!("generated {} ({lines} invoice lines)", path.display());
+    Ok(())
+}
+
+/// Internal (`--insert-loop SRC DST`): copies every row of SRC into a new
+/// database DST with SRC's tables, through one prepared INSERT per table
+/// inside one transaction; prints the seconds the inserts took (every row
+/// read into memory first, so this is SQLite's inserting alone).
+fn insert_loop(src: &Path, dst: &Path) -> rusqlite::Result<()> {
+    use rusqlite::types::Value;
+    let from = rusqlite::Connection::open(src)?;
+    let tables: Vec<(String, String)> = from
+        .prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    let mut data: Vec<(String, usize, Vec<Value>)> = Vec::new();
+    for (name, _) in &tables {
+        let mut st = from.prepare(&format!("SELECT * FROM \"{}\"", name.replace('"', "\"\"")))?;
+        let width = st.column_count();
+        let mut cells = Vec::new();
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            for i in 0..width {
+                cells.push(r.get::<_, Value>(i)?);
+            }
+        }
+        data.push((name.clone(), width, cells));
+    }
+    drop(from);
+    let _ = std::fs::remove_file(dst);
+    let mut to = rusqlite::Connection::open(dst)?;
+    to.execute_batch("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;")?;
+    let t = Instant::now();
+    let tx = to.transaction()?;
+    for ((_, sql), (name, width, cells)) in tables.iter().zip(&data) {
+        tx.execute_batch(sql)?;
+        let marks = vec!["?"; *width].join(",");
+        let mut st = tx.prepare(&format!(
+            "INSERT INTO \"{}\" VALUES({marks})",
+            name.replace('"', "\"\"")
+        ))?;
+        for row in cells.chunks(*width) {
+            st.execute(rusqlite::params_from_iter(row.iter()))?;
+        }
+    }
+    tx.commit()?;
+    drop(to);
+    println!("{}", t.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// Best (least CPU) of each command's runs: (wall, CPU, peak KiB).
+type Best = Option<(f64, f64, u64)>;
+
+fn keep_best(best: &mut Best, r: (f64, f64, u64)) {
+    if best.is_none_or(|b| r.1 < b.1) {
+        *best = Some(r);
+    }
+}
+
+/// Runs the comparisons on `db`.
+fn compare(ndarc: &Path, db: &Path, runs: usize, have_sqlite3: bool) {
+    let s = |p: &Path| p.display().to_string();
+    let archive = db.with_extension("ndjson");
+    let back = db.with_extension("unpacked.db");
+    let loaded = db.with_extension("loaded.db");
+    let looped = db.with_extension("looped.db");
+    let dump = db.with_extension("dump.sql");
+    if have_sqlite3 && !dump.exists() {
+        timed(vec!["sqlite3".into(), s(db), ".dump".into()], Some(&dump));
+    }
+    let exe = std::env::current_exe().expect("exe");
+    let (mut pack, mut dumped, mut unpack, mut load, mut inserts) = (None, None, None, None, None);
+    let mut insert_wall = f64::MAX;
+    for _ in 0..runs.max(1) {
+        keep_best(
+            &mut pack,
+            timed(
+                vec![
+                    s(ndarc),
+                    "pack".into(),
+                    s(db),
+                    "-o".into(),
+                    s(&archive),
+                    "--force".into(),
+                    "--exported-at".into(),
+                    "2026-01-01T00:00:00.000Z".into(),
+                ],
+                None,
+            ),
+        );
+        if have_sqlite3 {
+            keep_best(
+                &mut dumped,
+                timed(vec!["sqlite3".into(), s(db), ".dump".into()], None),
+            );
+        }
+        keep_best(
+            &mut unpack,
+            timed(
+                vec![
+                    s(ndarc),
+                    "unpack".into(),
+                    s(&archive),
+                    "-o".into(),
+                    s(&back),
+                    "--force".into(),
+                ],
+                None,
+            ),
+        );
+        if have_sqlite3 {
+            let _ = std::fs::remove_file(&loaded);
+            keep_best(
+                &mut load,
+                timed(
+                    vec!["sqlite3".into(), s(&loaded), format!(".read {}", s(&dump))],
+                    None,
+                ),
+            );
+        }
+        let out_file = db.with_extension("loop.out");
+        keep_best(
+            &mut inserts,
+            timed(
+                vec![s(&exe), "--insert-loop".into(), s(db), s(&looped)],
+                Some(&out_file),
+            ),
+        );
+        if let Some(w) = std::fs::read_to_string(&out_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<f64>().ok())
+        {
+            insert_wall = insert_wall.min(w);
+        }
+    }
+    let db_mb = std::fs::metadata(db).map_or(0.0, |m| m.len() as f64 / 1e6);
+    let mb = std::fs::metadata(&archive).map_or(0.0, |m| m.len() as f64 / 1e6);
+    let rows: i64 = {
+        let c = rusqlite::Connection::open(db).expect("open");
+        let names: Vec<String> = c
+            .prepare(
+                "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+            )
+            .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+            .unwrap_or_default();
+        names
+            .iter()
+            .map(|n| {
+                c.query_row(
+                    &format!("SELECT count(*) FROM \"{}\"", n.replace('"', "\"\"")),
+                    [],
+                    |r| r.get::<_, i64>(0),
+                )
+                .unwrap_or(0)
+            })
+            .sum()
+    };
+    println!(
+        "{}: database {db_mb:.0} MB, {rows} rows; archive {mb:.0} MB",
+        db.display()
+    );
+    let line = |what: &str, r: Best, base: Best| {
+        let Some((wall, cpu, kib)) = r else {
+            println!("  {what:<44} (not run)");
+            return;
+        };
+        let ratio = base.map_or(String::new(), |(_, c0, _)| {
+            format!("  {:.2}x the CPU of the first", cpu / c0.max(1e-9))
+        });
+        println!(
+            "  {what:<44} {wall:>7.2} s wall {cpu:>7.2} s CPU  {:>6.0} MB/s of archive (CPU)  peak RSS {:>4} MiB{ratio}",
+            mb / cpu.max(1e-9),
+            kib / 1024
+        );
+    };
+    line("sqlite3 DB .dump > /dev/null", dumped, None);
+    line("ndarc pack DB -o ARCHIVE", pack, dumped);
+    line("sqlite3 NEW '.read DUMP'", load, None);
+    line("ndarc unpack ARCHIVE -o NEW", unpack, load);
+    line("rusqlite INSERT loop (child, whole)", inserts, load);
+    if insert_wall < f64::MAX {
+        println!(
+            "  rusqlite INSERT loop, inserts alone: {insert_wall:.2} s wall = {:.0} MB/s of archive",
+            mb / insert_wall
+        );
+    }
+    for p in [&back, &loaded, &looped] {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
 fn main() {
     let mut mib = 1024u64;
+    let mut rows = 400_000u64;
+    let mut runs = 3usize;
+    let mut shape = String::from("mixed");
     let mut dir = PathBuf::from("target/bench-data");
+    let mut ndarc_at: Option<PathBuf> = None;
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
         let v = it.next().unwrap_or_default();
         match k.as_str() {
             "--mib" => mib = v.parse().expect("--mib N"),
+            "--rows" => rows = v.parse().expect("--rows N"),
+            "--runs" => runs = v.parse().expect("--runs N"),
+            "--shape" => shape = v,
             "--dir" => dir = PathBuf::from(v),
+            "--ndarc" => ndarc_at = Some(PathBuf::from(v)),
+            "--insert-loop" => {
+                let dst = it.next().expect("--insert-loop SRC DST");
+                insert_loop(Path::new(&v), Path::new(&dst)).expect("insert loop");
+                return;
+            }
             _ => panic!("unknown option {k}"),
         }
     }
     std::fs::create_dir_all(&dir).expect("bench dir");
-    let db = dir.join(format!("pack-bench-{mib}.db"));
-    if !db.exists() {
-        generate(&db, mib).expect("generate");
-    }
-    let ndarc = std::env::current_exe()
-        .expect("exe")
-        .with_file_name("ndarc");
+    let ndarc = ndarc_at.unwrap_or_else(|| {
+        std::env::current_exe()
+            .expect("exe")
+            .with_file_name("ndarc")
+    });
     assert!(
         ndarc.exists(),
         "build it first: cargo build --release -p ndarc"
     );
-    let archive = dir.join(format!("pack-bench-{mib}.ndjson"));
-    let s = |p: &Path| p.display().to_string();
-    let db_bytes = std::fs::metadata(&db).expect("db").len() as f64;
-    let (pack_s, pack_cpu, pack_rss) = timed(
-        vec![
-            s(&ndarc),
-            "pack".into(),
-            s(&db),
-            "-o".into(),
-            s(&archive),
-            "--force".into(),
-            "--exported-at".into(),
-            "2026-01-01T00:00:00.000Z".into(),
-        ],
-        None,
-    );
-    let bytes = std::fs::metadata(&archive).expect("archive").len() as f64;
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        .unwrap_or_default();
+    let have_sqlite3 = Command::new("sqlite3").arg("-version").output().is_ok();
     println!(
-        "pack: database {:.0} MB, archive {:.0} MB in {pack_s:.2} s wall = {:.0} MB/s of archive; {pack_cpu:.2} s CPU = {:.0} MB/s; peak RSS {} MiB",
-        db_bytes / 1e6,
-        bytes / 1e6,
-        bytes / 1e6 / pack_s,
-        bytes / 1e6 / pack_cpu.max(1e-9),
-        pack_rss / 1024
+        "machine: {cpu}, {} core(s); sqlite3: {}",
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        if have_sqlite3 {
+            "found"
+        } else {
+            "not installed (its columns are skipped)"
+        }
     );
-    if Command::new("sqlite3").arg("-version").output().is_ok() {
-        let (dump_s, dump_cpu, _) = timed(vec!["sqlite3".into(), s(&db), ".dump".into()], None);
-        println!(
-            "sqlite3 .dump: {dump_s:.2} s wall, {dump_cpu:.2} s CPU; pack / .dump = {:.2} (wall), {:.2} (CPU)",
-            pack_s / dump_s,
-            pack_cpu / dump_cpu.max(1e-9)
-        );
+    let shapes: Vec<&str> = match shape.as_str() {
+        "all" => vec!["mixed", "narrow", "chinook"],
+        one => vec![one],
+    };
+    for sh in shapes {
+        let db = match sh {
+            "mixed" => {
+                let db = dir.join(format!("pack-bench-{mib}.db"));
+                if !db.exists() {
+                    generate(&db, mib).expect("generate");
+                }
+                db
+            }
+            "narrow" => {
+                let db = dir.join(format!("pack-bench-narrow-{rows}.db"));
+                if !db.exists() {
+                    let archive = dir.join(format!("pack-bench-narrow-{rows}.gen.ndjson"));
+                    let s = |p: &Path| p.display().to_string();
+                    timed(
+                        vec![
+                            s(&ndarc),
+                            "gen".into(),
+                            "--shape".into(),
+                            "narrow".into(),
+                            "--rows".into(),
+                            (rows / 8).max(1).to_string(),
+                            "--part-bytes".into(),
+                            "1M".into(),
+                            "-o".into(),
+                            s(&archive),
+                            "--force".into(),
+                        ],
+                        None,
+                    );
+                    timed(
+                        vec![s(&ndarc), "unpack".into(), s(&archive), "-o".into(), s(&db)],
+                        None,
+                    );
+                    let _ = std::fs::remove_file(&archive);
+                }
+                db
+            }
+            "chinook" => {
+                let db = dir.join(format!("pack-bench-chinook-{rows}.db"));
+                if !db.exists() {
+                    chinook(&db, rows).expect("chinook");
+                }
+                db
+            }
+            other => panic!("--shape mixed|narrow|chinook|all, not {other}"),
+        };
+        compare(&ndarc, &db, runs, have_sqlite3);
     }
-    let back = dir.join(format!("pack-bench-{mib}.unpacked.db"));
-    let (unpack_s, unpack_cpu, unpack_rss) = timed(
-        vec![
-            s(&ndarc),
-            "unpack".into(),
-            s(&archive),
-            "-o".into(),
-            s(&back),
-            "--force".into(),
-        ],
-        None,
-    );
-    println!(
-        "unpack: {:.0} MB of archive in {unpack_s:.2} s wall = {:.0} MB/s; {unpack_cpu:.2} s CPU = {:.0} MB/s (verification included); peak RSS {} MiB",
-        bytes / 1e6,
-        bytes / 1e6 / unpack_s,
-        bytes / 1e6 / unpack_cpu.max(1e-9),
-        unpack_rss / 1024
-    );
-    let _ = std::fs::remove_file(&back);
 }

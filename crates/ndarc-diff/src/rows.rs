@@ -8,8 +8,8 @@ use ndarc_json::OwnedValue;
 
 use crate::key::digest128;
 use crate::model::{CellChange, ColumnScope, RowChange, Side, TableDiff};
-use crate::scan::{slice, Span};
-use crate::side::{self, Event, PartRows, SideEnd, SideTable, SideTables};
+use crate::scan::{slice, Span, MISSING};
+use crate::side::{self, Event, PartRows, RowRec, SideEnd, SideTable, SideTables};
 use crate::sink::Taker;
 use crate::source::Input;
 use crate::{Error, Matcher};
@@ -515,62 +515,223 @@ impl Acc {
     }
 }
 
-/// Part lines re-read on one side, the latest few kept: rows of two
-/// exports out of key order often come in a similar order, so the rows
-/// that changed cluster in a few lines; each line is then read and scanned
-/// once, not once per row.
-#[derive(Default)]
-struct Rereads {
-    /// Most recent last.
-    lines: Vec<PartRows>,
+/// A key hash or a row digest (128 bits) as two words: aligned to 8
+/// bytes, so that an index slot (key hash and [`Entry`]) is 40 bytes,
+/// where a `u128` would align it to 16 and pad it to 48.
+type Wide = [u64; 2];
+
+fn wide(x: u128) -> Wide {
+    [x as u64, (x >> 64) as u64]
 }
 
-impl Rereads {
-    /// Lines kept at most (and their bytes at most, below).
-    const LINES: usize = 8;
-    const BYTES: usize = 16 << 20;
+/// A row key's hash, as an index holds it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct KeyHash(Wide);
 
-    /// The part at `offset` of table `t`: the stream's current part when
-    /// it is that one, else a kept line, else read again (and kept).
-    fn get<'s>(
-        &'s mut self,
-        stream: &'s Stream<'_, '_>,
-        offset: u64,
-        t: usize,
-    ) -> Result<&'s PartRows, Error> {
-        if let Some(p) = stream.cur.as_ref().filter(|p| p.offset == offset) {
-            return Ok(p);
+impl std::hash::Hash for KeyHash {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // Already a digest: one word of it is as good an input as two,
+        // and half the work for the map's own (keyed) hasher.
+        state.write_u64(self.0[0] ^ self.0[1]);
+    }
+}
+
+/// A row waiting in an index for its match: the digest of its compared
+/// cells, and where it is (its line's number in the side's [`Lines`] and
+/// its item): 24 bytes.
+#[derive(Clone, Copy)]
+struct Entry {
+    digest: Wide,
+    line: u32,
+    item: u32,
+}
+
+/// The offsets of the part lines of a side's table that rows in the
+/// index are on, numbered in archive order (rows enter in archive order,
+/// so a line is numbered when its first row enters): an [`Entry`] holds a
+/// 4-byte number instead of an 8-byte offset.
+#[derive(Default)]
+struct Lines(Vec<u64>);
+
+impl Lines {
+    /// The number of the line at `offset` (at or after the last one).
+    fn number(&mut self, offset: u64) -> u32 {
+        if self.0.last() != Some(&offset) {
+            self.0.push(offset);
         }
-        if let Some(i) = self.lines.iter().position(|p| p.offset == offset) {
-            let p = self.lines.remove(i);
-            self.lines.push(p);
-        } else {
-            let p = stream.reread(offset, t)?;
-            let mut bytes: usize = self.lines.iter().map(|p| p.bytes.len()).sum();
-            bytes += p.bytes.len();
-            while !self.lines.is_empty() && (self.lines.len() >= Self::LINES || bytes > Self::BYTES)
-            {
-                bytes -= self.lines.remove(0).bytes.len();
-            }
-            self.lines.push(p);
-        }
-        self.lines.last().ok_or_else(|| stream.hung_up())
+        u32::try_from(self.0.len() - 1).unwrap_or(u32::MAX)
+    }
+
+    /// The offset of line `n`.
+    fn offset(&self, n: u32) -> u64 {
+        self.0.get(n as usize).copied().unwrap_or(u64::MAX)
     }
 }
 
 /// Gives back an index's memory once most of its entries were matched
 /// (an index only shrinks when rows are matched): a quarter full, it is
 /// made half full, so the shrinking costs a constant per entry.
-fn trim(index: &mut HashMap<u128, Entry>) {
+fn trim(index: &mut HashMap<KeyHash, Entry>) {
     if index.capacity() > 1 << 12 && index.len() < index.capacity() / 4 {
         index.shrink_to(index.len() * 2);
     }
 }
 
-#[derive(Clone, Copy)]
-struct Entry {
-    digest: u128,
-    pos: Pos,
+/// Rows copied out of their part while it was current, to be compared
+/// later with their matches re-read from the other side: the row object
+/// (which holds its cells), the rowid and any cell or key outside it,
+/// in one buffer, as one [`PartRows`] whose row `n` is the `n`-th held.
+struct Held {
+    part: PartRows,
+}
+
+impl Held {
+    fn new() -> Held {
+        Held {
+            part: PartRows {
+                table: 0,
+                offset: 0,
+                bytes: Vec::new(),
+                rows: Vec::new(),
+                cells: Vec::new(),
+                keys: Vec::new(),
+                ordered: false,
+            },
+        }
+    }
+
+    /// Bytes held.
+    fn bytes(&self) -> usize {
+        self.part.bytes.len()
+    }
+
+    /// Holds row `i` of `p` (`n` cells, `pk` key cells); its number.
+    fn hold(&mut self, p: &PartRows, i: usize, n: usize, pk: usize) -> u32 {
+        let h = &mut self.part;
+        let to32 = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
+        let row = p.rows[i].row;
+        let base = h.bytes.len();
+        h.bytes.extend_from_slice(slice(&p.bytes, row));
+        let copy = |bytes: &mut Vec<u8>, s: Span| -> Span {
+            if s == MISSING {
+                MISSING
+            } else if s.0 >= row.0 && s.1 <= row.1 {
+                (
+                    to32(base + (s.0 - row.0) as usize),
+                    to32(base + (s.1 - row.0) as usize),
+                )
+            } else {
+                let start = bytes.len();
+                bytes.extend_from_slice(slice(&p.bytes, s));
+                (to32(start), to32(bytes.len()))
+            }
+        };
+        let new_row = copy(&mut h.bytes, row);
+        let rowid = p.rows[i].rowid.map(|(id, s)| (id, copy(&mut h.bytes, s)));
+        for &c in p.cells(i, n) {
+            let c = copy(&mut h.bytes, c);
+            h.cells.push(c);
+        }
+        // As many cells as the table has, whatever the part gave.
+        h.cells.resize(h.rows.len() * n + n, MISSING);
+        for k in 0..pk {
+            let s = p.keys.get(i * pk + k).copied().unwrap_or(MISSING);
+            let s = copy(&mut h.bytes, s);
+            h.keys.push(s);
+        }
+        let at = to32(h.rows.len());
+        h.rows.push(RowRec {
+            row: new_row,
+            rowid,
+            item: at,
+        });
+        at
+    }
+
+    fn clear(&mut self) {
+        self.part.bytes.clear();
+        self.part.rows.clear();
+        self.part.cells.clear();
+        self.part.keys.clear();
+    }
+}
+
+/// A row found on both sides whose compared cells differ, its change made
+/// later: the row read first waits in an index (on `waiting`'s side, at
+/// `line`, `item`), the other is held (row `held` of that side's [`Held`]).
+/// Resolved in line order of the waiting rows, so that each of their lines
+/// is read again once, not once for each row in it.
+struct Pending {
+    /// Where the row of the first archive is, to order the changes.
+    a: Pos,
+    waiting: Side,
+    line: u32,
+    item: u32,
+    held: u32,
+    /// The rows' digests are equal: the row changes only by a column of
+    /// one side (see [`Pair::change`]).
+    same: bool,
+}
+
+/// The matched rows whose changes are yet to be made.
+struct Deferred {
+    pending: Vec<Pending>,
+    held_a: Held,
+    held_b: Held,
+}
+
+impl Deferred {
+    /// Bytes of held rows at which the changes are made (in line order of
+    /// the rows waiting so far) before more are held.
+    const BYTES: usize = 16 << 20;
+
+    fn full(&self) -> bool {
+        self.held_a.bytes() + self.held_b.bytes() >= Self::BYTES
+    }
+
+    /// Makes the pending changes into `acc`, each waiting row's line read
+    /// again once, in line order.
+    #[allow(clippy::too_many_arguments)]
+    fn resolve(
+        &mut self,
+        pair: &Pair<'_>,
+        (ta, tb): (Option<usize>, Option<usize>),
+        a: &Stream<'_, '_>,
+        b: &Stream<'_, '_>,
+        (lines_a, lines_b): (&Lines, &Lines),
+        acc: &mut Acc,
+    ) -> Result<(), Error> {
+        let mut pending = std::mem::take(&mut self.pending);
+        pending.sort_unstable_by_key(|p| (p.waiting == Side::After, p.line, p.item));
+        let mut cached: Option<(Side, PartRows)> = None;
+        for p in &pending {
+            let (stream, lines, t) = match p.waiting {
+                Side::Before => (a, lines_a, ta),
+                Side::After => (b, lines_b, tb),
+            };
+            let Some(t) = t else { continue };
+            let offset = lines.offset(p.line);
+            if cached
+                .as_ref()
+                .is_none_or(|(s, c)| *s != p.waiting || c.offset != offset)
+            {
+                cached = Some((p.waiting, stream.reread(offset, t)?));
+            }
+            let Some((_, w)) = &cached else { continue };
+            let Some(i) = row_at(w, p.item) else { continue };
+            let h = p.held as usize;
+            let change = match p.waiting {
+                Side::Before => pair.change(w, i, &self.held_b.part, h, p.same),
+                Side::After => pair.change(&self.held_a.part, h, w, i, p.same),
+            };
+            acc.changed.push((p.a, change));
+        }
+        self.held_a.clear();
+        self.held_b.clear();
+        pending.clear();
+        self.pending = pending;
+        Ok(())
+    }
 }
 
 /// Diffs the rows of one table (present on either side or both); `None`
@@ -673,10 +834,12 @@ pub(crate) fn diff_table(
     Ok(out)
 }
 
-/// The rest of a table through indexes of (key hash → row digest, position)
-/// on each side; rows found on both sides are compared (the other side's
-/// line re-read when their digests differ), the rest are added or removed.
-/// Results end in archive order, as the merge gives them.
+/// The rest of a table through indexes of (key hash → row digest,
+/// position) on each side (40 bytes a waiting row, see [`Entry`]); rows
+/// found on both sides are compared by digest, and those that differ are
+/// resolved late, in line order of the rows that waited (see
+/// [`Deferred`]); the rest are added or removed. Results end in archive
+/// order, as the merge gives them.
 fn hash_join(
     pair: &Pair<'_>,
     ta: Option<usize>,
@@ -687,6 +850,7 @@ fn hash_join(
     taker: &mut Taker<'_>,
 ) -> Result<(), Error> {
     let (ka, kb) = (pair.pk_a(), pair.pk_b());
+    let (na, nb) = (pair.ncols_a(), pair.ncols_b());
     // Keys seen per side, when chosen (a table's own key is unique, as
     // verified).
     let check = pair.chosen_key();
@@ -698,14 +862,21 @@ fn hash_join(
         table: pair.name.clone(),
         key,
     };
-    let mut index_a: HashMap<u128, Entry> = HashMap::new();
-    let mut index_b: HashMap<u128, Entry> = HashMap::new();
+    let mut index_a: HashMap<KeyHash, Entry> = HashMap::new();
+    let mut index_b: HashMap<KeyHash, Entry> = HashMap::new();
+    let (mut lines_a, mut lines_b) = (Lines::default(), Lines::default());
+    let mut later = Deferred {
+        pending: Vec::new(),
+        held_a: Held::new(),
+        held_b: Held::new(),
+    };
     // What the merge called removed or added may yet match.
-    for (side, list, index, t, stream) in [
+    for (side, list, index, lines, t, stream) in [
         (
             Side::Before,
             std::mem::take(&mut acc.removed),
             &mut index_a,
+            &mut lines_a,
             ta,
             &*a,
         ),
@@ -713,6 +884,7 @@ fn hash_join(
             Side::After,
             std::mem::take(&mut acc.added),
             &mut index_b,
+            &mut lines_b,
             tb,
             &*b,
         ),
@@ -725,26 +897,30 @@ fn hash_join(
             }
             if let Some(p) = &cached {
                 if let Some(i) = row_at(p, pos.1) {
-                    let digest = pair.digest(p, i, side);
+                    let digest = wide(pair.digest(p, i, side));
                     index.insert(
-                        ndarc_format::key::key_digest(key.as_bytes()),
-                        Entry { digest, pos },
+                        KeyHash(wide(ndarc_format::key::key_digest(key.as_bytes()))),
+                        Entry {
+                            digest,
+                            line: lines.number(pos.0),
+                            item: pos.1,
+                        },
                     );
                 }
             }
         }
     }
-    let (mut again_a, mut again_b) = (Rereads::default(), Rereads::default());
     loop {
         let mut progressed = false;
         if a.ready(ta)? {
-            if let (Some(pa), Some(t)) = (a.cur.as_ref(), tb) {
+            if let (Some(pa), Some(_)) = (a.cur.as_ref(), tb) {
                 for i in a.pos..pa.rows.len() {
                     let kh = pa.key(i, ka).digest();
                     if check && !seen_a.insert(kh) {
                         return Err(twice(a, pa.key(i, ka).text()));
                     }
-                    let digest = pair.digest(pa, i, Side::Before);
+                    let kh = KeyHash(wide(kh));
+                    let digest = wide(pair.digest(pa, i, Side::Before));
                     let pos = (pa.offset, pa.rows[i].item);
                     match index_b.remove(&kh) {
                         Some(e) if e.digest == digest && !pair.shows_one_side() => {
@@ -754,14 +930,26 @@ fn hash_join(
                             }
                         }
                         Some(e) => {
-                            let pb = again_b.get(b, e.pos.0, t)?;
-                            if let Some(j) = row_at(pb, e.pos.1) {
-                                let same = e.digest == digest;
-                                acc.changed.push((pos, pair.change(pa, i, pb, j, same)));
-                            }
+                            let held = later.held_a.hold(pa, i, na, ka);
+                            later.pending.push(Pending {
+                                a: pos,
+                                waiting: Side::After,
+                                line: e.line,
+                                item: e.item,
+                                held,
+                                same: e.digest == digest,
+                            });
                         }
                         None => {
-                            index_a.insert(kh, Entry { digest, pos });
+                            let line = lines_a.number(pos.0);
+                            index_a.insert(
+                                kh,
+                                Entry {
+                                    digest,
+                                    line,
+                                    item: pos.1,
+                                },
+                            );
                         }
                     }
                 }
@@ -775,31 +963,45 @@ fn hash_join(
             progressed = true;
         }
         if b.ready(tb)? {
-            if let (Some(pb), Some(t)) = (b.cur.as_ref(), ta) {
+            if let (Some(pb), Some(_)) = (b.cur.as_ref(), ta) {
                 for j in b.pos..pb.rows.len() {
                     taker.read(pb, j)?;
                     let kh = pb.key(j, kb).digest();
                     if check && !seen_b.insert(kh) {
                         return Err(twice(b, pb.key(j, kb).text()));
                     }
-                    let digest = pair.digest(pb, j, Side::After);
+                    let kh = KeyHash(wide(kh));
+                    let digest = wide(pair.digest(pb, j, Side::After));
                     let pos = (pb.offset, pb.rows[j].item);
                     match index_a.remove(&kh) {
                         Some(e) if e.digest == digest && !pair.shows_one_side() => {
                             if pair.shape {
+                                let at = (lines_a.offset(e.line), e.item);
                                 acc.changed
-                                    .push((e.pos, Pair::columns_change(pb.key(j, kb).text())));
+                                    .push((at, Pair::columns_change(pb.key(j, kb).text())));
                             }
                         }
                         Some(e) => {
-                            let pa = again_a.get(a, e.pos.0, t)?;
-                            if let Some(i) = row_at(pa, e.pos.1) {
-                                let same = e.digest == digest;
-                                acc.changed.push((e.pos, pair.change(pa, i, pb, j, same)));
-                            }
+                            let held = later.held_b.hold(pb, j, nb, kb);
+                            later.pending.push(Pending {
+                                a: (lines_a.offset(e.line), e.item),
+                                waiting: Side::Before,
+                                line: e.line,
+                                item: e.item,
+                                held,
+                                same: e.digest == digest,
+                            });
                         }
                         None => {
-                            index_b.insert(kh, Entry { digest, pos });
+                            let line = lines_b.number(pos.0);
+                            index_b.insert(
+                                kh,
+                                Entry {
+                                    digest,
+                                    line,
+                                    item: pos.1,
+                                },
+                            );
                         }
                     }
                 }
@@ -813,28 +1015,45 @@ fn hash_join(
             trim(&mut index_a);
             progressed = true;
         }
+        if later.full() {
+            later.resolve(pair, (ta, tb), a, b, (&lines_a, &lines_b), acc)?;
+        }
         if !progressed {
             break;
         }
     }
+    later.resolve(pair, (ta, tb), a, b, (&lines_a, &lines_b), acc)?;
     // Keys of what is left, re-read line by line (contents kept for all:
     // the first in archive order are known only once sorted).
     let keep = acc.contents > 0;
-    for (index, t, stream, list, pk, side) in [
-        (index_a, ta, &*a, &mut acc.removed, ka, Side::Before),
-        (index_b, tb, &*b, &mut acc.added, kb, Side::After),
+    for (index, lines, t, stream, list, pk, side) in [
+        (
+            index_a,
+            &lines_a,
+            ta,
+            &*a,
+            &mut acc.removed,
+            ka,
+            Side::Before,
+        ),
+        (index_b, &lines_b, tb, &*b, &mut acc.added, kb, Side::After),
     ] {
         let Some(t) = t else { continue };
-        let mut left: Vec<Pos> = index.into_values().map(|e| e.pos).collect();
+        let mut left: Vec<(u32, u32)> = index.into_values().map(|e| (e.line, e.item)).collect();
         left.sort_unstable();
         let mut cached: Option<PartRows> = None;
-        for pos in left {
-            if cached.as_ref().map(|p| p.offset) != Some(pos.0) {
-                cached = Some(stream.reread(pos.0, t)?);
+        for (line, item) in left {
+            let offset = lines.offset(line);
+            if cached.as_ref().map(|p| p.offset) != Some(offset) {
+                cached = Some(stream.reread(offset, t)?);
             }
             if let Some(p) = &cached {
-                if let Some(i) = row_at(p, pos.1) {
-                    list.push((pos, p.key(i, pk).text(), keep.then(|| row_value(p, i))));
+                if let Some(i) = row_at(p, item) {
+                    list.push((
+                        (offset, item),
+                        p.key(i, pk).text(),
+                        keep.then(|| row_value(p, i)),
+                    ));
                     if side == Side::After {
                         // In archive order, as the merge gives them.
                         taker.added_late(p, i)?;
@@ -847,4 +1066,112 @@ fn hash_join(
     acc.removed.sort_by_key(|(p, _, _)| *p);
     acc.changed.sort_by_key(|(p, _)| *p);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A test row: its row object, rowid and cells.
+    type TestRow = (Span, Option<(i64, Span)>, Vec<Span>);
+
+    /// A part over `line` with `rows`, whose first `pk` cells are the key.
+    fn part(line: &str, rows: &[TestRow], pk: usize) -> PartRows {
+        let mut cells = Vec::new();
+        let mut keys = Vec::new();
+        for (_, _, c) in rows {
+            cells.extend_from_slice(c);
+            keys.extend_from_slice(&c[..pk]);
+        }
+        PartRows {
+            table: 0,
+            offset: 100,
+            bytes: line.as_bytes().to_vec(),
+            rows: rows
+                .iter()
+                .enumerate()
+                .map(|(i, (row, rowid, _))| RowRec {
+                    row: *row,
+                    rowid: *rowid,
+                    item: i as u32,
+                })
+                .collect(),
+            cells,
+            keys,
+            ordered: true,
+        }
+    }
+
+    fn span_of(line: &str, text: &str, from: usize) -> Span {
+        let at = line[from..].find(text).expect("in the line") + from;
+        (at as u32, (at + text.len()) as u32)
+    }
+
+    #[test]
+    fn held_rows_keep_their_row_cells_keys_and_rowid() {
+        // Two items; the second's key cell is given outside its row, as a
+        // canonical key appended after the line (lines read without
+        // verification), and one of its cells is missing.
+        let line = r#"[{"row":{"a":1,"b":"x"},"rowid":5},{"row":{"a":22,"b":"yy"},"rowid":6}]"2""#;
+        let r0 = span_of(line, r#"{"a":1,"b":"x"}"#, 0);
+        let r1 = span_of(line, r#"{"a":22,"b":"yy"}"#, 0);
+        let rows = vec![
+            (
+                r0,
+                Some((5, span_of(line, "5", r0.1 as usize))),
+                vec![
+                    span_of(line, "1", r0.0 as usize),
+                    span_of(line, r#""x""#, 0),
+                ],
+            ),
+            (
+                r1,
+                Some((6, span_of(line, "6", r1.1 as usize))),
+                vec![span_of(line, r#""2""#, r1.1 as usize), MISSING],
+            ),
+        ];
+        let p = part(line, &rows, 1);
+        let mut held = Held::new();
+        assert_eq!(held.hold(&p, 1, 2, 1), 0);
+        assert_eq!(held.hold(&p, 0, 2, 1), 1);
+        let h = &held.part;
+        let text = |s: Span| String::from_utf8_lossy(slice(&h.bytes, s)).into_owned();
+        assert_eq!(text(h.rows[0].row), r#"{"a":22,"b":"yy"}"#);
+        assert_eq!(text(h.rows[1].row), r#"{"a":1,"b":"x"}"#);
+        assert_eq!(
+            h.rows[0].rowid.map(|(id, s)| (id, text(s))),
+            Some((6, "6".into()))
+        );
+        assert_eq!(
+            h.rows[1].rowid.map(|(id, s)| (id, text(s))),
+            Some((5, "5".into()))
+        );
+        assert_eq!(h.rows.iter().map(|r| r.item).collect::<Vec<_>>(), [0, 1]);
+        let cells: Vec<String> = h.cells.iter().map(|&s| text(s)).collect();
+        assert_eq!(cells, [r#""2""#, "", "1", r#""x""#]);
+        assert_eq!(h.cells[1], MISSING);
+        let keys: Vec<String> = h.keys.iter().map(|&s| text(s)).collect();
+        assert_eq!(keys, [r#""2""#, "1"]);
+        // The row object is copied once; besides it only what lies outside
+        // it: the rowids, and the outside key text (as a cell and as a key).
+        assert_eq!(
+            held.bytes(),
+            r#"{"a":22,"b":"yy"}"#.len() + 1 + 3 + 3 + r#"{"a":1,"b":"x"}"#.len() + 1
+        );
+        held.clear();
+        assert_eq!(
+            (held.bytes(), held.part.rows.len(), held.part.cells.len()),
+            (0, 0, 0)
+        );
+    }
+
+    #[test]
+    fn lines_are_numbered_in_order_and_give_back_their_offsets() {
+        let mut l = Lines::default();
+        assert_eq!(l.number(40), 0);
+        assert_eq!(l.number(40), 0);
+        assert_eq!(l.number(900), 1);
+        assert_eq!((l.offset(0), l.offset(1), l.offset(7)), (40, 900, u64::MAX));
+        assert_eq!(std::mem::size_of::<(KeyHash, Entry)>(), 40);
+    }
 }

@@ -834,3 +834,74 @@ fn a_row_sink_gets_the_added_rows_once_in_archive_order() {
     }
     assert!(added_somewhere);
 }
+
+/// A later export whose rows (of the tables without rowid) come shuffled
+/// (`GenOptions::shuffle_rows`) is valid and diffs as the key-order one:
+/// the same keys added, removed and changed with the same cells, only in
+/// its archive order, its tables marked out of order.
+#[test]
+fn shuffled_later_export_diffs_as_the_key_order_one() {
+    for seed in 0..4 {
+        let o = GenOptions {
+            rows: ndarc_testkit::Rows::Between(20, 60),
+            ..GenOptions::small(seed)
+        };
+        let later = Later {
+            seed: seed + 7,
+            changed: 0.2,
+            ..Later::default()
+        };
+        let (a, b, s) = pair(&o, later);
+        let shuffled = GenOptions {
+            shuffle_rows: Some(seed + 1),
+            ..o.with_later(later)
+        };
+        let (c, cs) = generate_vec(&shuffled).expect("generate shuffled");
+        assert_ne!(b, c, "seed {seed}");
+        assert_eq!(
+            s.tables
+                .iter()
+                .map(|t| (t.rows, t.changed, t.added, t.removed))
+                .collect::<Vec<_>>(),
+            cs.tables
+                .iter()
+                .map(|t| (t.rows, t.changed, t.added, t.removed))
+                .collect::<Vec<_>>()
+        );
+        let d = run(&a, &b, &Options::default()).unwrap();
+        let e = run(&a, &c, &Options::default()).unwrap();
+        assert!(e.verified, "seed {seed}");
+        assert!(e.tables.iter().any(|t| t.unordered), "seed {seed}");
+        assert_eq!(d.tables.len(), e.tables.len());
+        for (x, y) in d.tables.iter().zip(&e.tables) {
+            let sorted = |v: &[String]| {
+                let mut v = v.to_vec();
+                v.sort();
+                v
+            };
+            assert_eq!(sorted(&x.added), sorted(&y.added), "seed {seed} {}", x.name);
+            assert_eq!(
+                sorted(&x.removed),
+                sorted(&y.removed),
+                "seed {seed} {}",
+                x.name
+            );
+            let mut cx: Vec<_> = x
+                .changed
+                .iter()
+                .map(|c| (c.key.clone(), format!("{:?}", c.cells)))
+                .collect();
+            let mut cy: Vec<_> = y
+                .changed
+                .iter()
+                .map(|c| (c.key.clone(), format!("{:?}", c.cells)))
+                .collect();
+            cx.sort();
+            cy.sort();
+            assert_eq!(cx, cy, "seed {seed} {}", x.name);
+        }
+        // The mirror too.
+        let m = run(&c, &a, &Options::default()).unwrap();
+        assert_mirror(&e, &m);
+    }
+}

@@ -21,6 +21,7 @@ fn base(seed: u64) -> GenOptions {
         migrations: false,
         product: "ndarc-corpus".to_string(),
         later: None,
+        shuffle_rows: None,
     }
 }
 

@@ -899,27 +899,27 @@ impl<'c> Restore<'c> {
         let spans = part.spans;
         let mut n = 0u64;
         if spans.table == Some(table) {
+            // Each cell bound straight from its text in the line (copied by
+            // SQLite as it binds): no value tree, no owned value per cell.
             let width = ins.affinities.len();
+            let Some((_, st)) = self.current.as_mut() else {
+                return Ok(());
+            };
             for r in 0..spans.rows.len() {
-                self.params.clear();
-                for (c, aff) in ins.affinities.iter().enumerate() {
-                    let (a, b) = spans.cells.get(r * width + c).copied().unwrap_or((0, 0));
-                    let text = bytes.get(a as usize..b as usize).unwrap_or(b"null");
-                    let v = ndarc_json::parse(text).unwrap_or(Value::Null);
-                    self.params.push(cell(&v, *aff, &mut self.blob));
-                }
-                if ins.rowid {
-                    let id = spans.rowids.get(r).map_or(0, |x| x.0);
-                    self.params.push(SqlValue::Integer(id));
-                }
+                let bound = (|| {
+                    for (c, aff) in ins.affinities.iter().enumerate() {
+                        let (a, b) = spans.cells.get(r * width + c).copied().unwrap_or((0, 0));
+                        let text = bytes.get(a as usize..b as usize).unwrap_or(b"null");
+                        bind_cell(st, c + 1, text, *aff, &mut self.blob)?;
+                    }
+                    if ins.rowid {
+                        let id = spans.rowids.get(r).map_or(0, |x| x.0);
+                        st.raw_bind_parameter(width + 1, id)?;
+                    }
+                    st.raw_execute().map(drop)
+                })();
+                bound.map_err(|e| rejected(self.db, &plan, table, first + r as u64, e))?;
                 n += 1;
-                exec(
-                    &mut self.current,
-                    &self.params,
-                    (self.db, &plan),
-                    table,
-                    first + r as u64,
-                )?;
             }
         } else {
             // A row part the fast path did not read (a warning on it):
@@ -1028,17 +1028,80 @@ fn exec(
     };
     st.execute(rusqlite::params_from_iter(params.iter()))
         .map(drop)
-        .map_err(|e| {
-            sqlite_err(db, e, |e| {
-                unholdable(
-                    "row_rejected",
-                    format!(
-                        "table {}, row {index}: SQLite rejects it: {e}",
-                        plan.manifest.tables[table].name
-                    ),
-                )
-            })
-        })
+        .map_err(|e| rejected(db, plan, table, index, e))
+}
+
+/// SQLite's error on row `index` of `table`.
+fn rejected(db: &Path, plan: &Plan, table: usize, index: u64, e: rusqlite::Error) -> UnpackError {
+    sqlite_err(db, e, |e| {
+        unholdable(
+            "row_rejected",
+            format!(
+                "table {}, row {index}: SQLite rejects it: {e}",
+                plan.manifest.tables[table].name
+            ),
+        )
+    })
+}
+
+/// Binds the cell whose canonical JSON text is `text` (from a verified
+/// line) as parameter `i` of `st`, as [`cell`] makes its value: a string
+/// without escapes as the bytes between its quotes, a short integer
+/// without parsing, anything else parsed (a blob decoded into `buf`).
+fn bind_cell(
+    st: &mut rusqlite::Statement<'_>,
+    i: usize,
+    text: &[u8],
+    affinity: Affinity,
+    buf: &mut Vec<u8>,
+) -> rusqlite::Result<()> {
+    use rusqlite::types::{ToSqlOutput, ValueRef};
+    let number = |n: f64| match bound_number(n, affinity) {
+        RestoredNumber::Integer(i) => ToSqlOutput::Owned(SqlValue::Integer(i)),
+        RestoredNumber::Real(r) => ToSqlOutput::Owned(SqlValue::Real(r)),
+    };
+    match text {
+        [b'"', inner @ .., b'"'] if !inner.contains(&b'\\') => {
+            return st.raw_bind_parameter(i, ToSqlOutput::Borrowed(ValueRef::Text(inner)));
+        }
+        b"null" => return st.raw_bind_parameter(i, ToSqlOutput::Owned(SqlValue::Null)),
+        _ => {}
+    }
+    if let Some(n) = short_integer(text) {
+        return st.raw_bind_parameter(i, number(n as f64));
+    }
+    let v = ndarc_json::parse(text).unwrap_or(Value::Null);
+    let out = match &v {
+        Value::Null | Value::Bool(_) | Value::Array(_) => ToSqlOutput::Owned(SqlValue::Null),
+        Value::Number(n) => number(*n),
+        Value::String(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
+        Value::Object(o) => {
+            buf.clear();
+            let b64 = o.get("blob").and_then(Value::as_str).unwrap_or("");
+            decode_base64_into(b64, buf);
+            ToSqlOutput::Borrowed(ValueRef::Blob(buf))
+        }
+    };
+    st.raw_bind_parameter(i, out)
+}
+
+/// The value of a canonical integer of at most 15 digits (exact as a
+/// double, so the same number JSON parsing gives).
+fn short_integer(text: &[u8]) -> Option<i64> {
+    let (neg, digits) = match text {
+        [b'-', d @ ..] => (true, d),
+        d => (false, d),
+    };
+    if digits.is_empty() || digits.len() > 15 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if digits.len() > 1 && digits[0] == b'0' {
+        return None;
+    }
+    let v = digits
+        .iter()
+        .fold(0i64, |acc, &d| acc * 10 + i64::from(d - b'0'));
+    Some(if neg { -v } else { v })
 }
 
 impl Reader for Restore<'_> {

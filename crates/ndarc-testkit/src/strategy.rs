@@ -37,6 +37,7 @@ pub fn arb_options() -> impl Strategy<Value = GenOptions> {
                 migrations,
                 product: "ndarc-proptest".to_string(),
                 later,
+                shuffle_rows: None,
             },
         )
 }

@@ -146,6 +146,7 @@ pub(crate) fn run_options(seed: u64) -> GenOptions {
         migrations: r.one_in(2),
         product: "ndarc-fuzz-consumer".to_string(),
         later: None,
+        shuffle_rows: None,
     }
 }
 
