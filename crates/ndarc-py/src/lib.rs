@@ -148,7 +148,7 @@ pub struct Options {
 #[pymethods]
 impl Options {
     #[new]
-    #[pyo3(signature = (*, jobs=0, max_errors=100, max_line_bytes=None, max_manifest_bytes=None, accept_formats=None, policy=None))]
+    #[pyo3(signature = (*, jobs=0, max_errors=100, max_line_bytes=None, max_manifest_bytes=None, accept_formats=None, policy=None, integrity=false))]
     fn new(
         jobs: usize,
         max_errors: usize,
@@ -156,9 +156,11 @@ impl Options {
         max_manifest_bytes: Option<usize>,
         accept_formats: Option<Vec<String>>,
         policy: Option<&[u8]>,
+        integrity: bool,
     ) -> PyResult<Options> {
         let mut o = ndarc_verify::Options {
             jobs,
+            integrity,
             ..Default::default()
         };
         if max_errors == 0 {
@@ -453,6 +455,13 @@ fn verify(
             source.get_type().name()?
         )));
     };
+    // `integrity=True` could not check a valid archive's rows: no verdict
+    // (the CLI's exit 2).
+    if let (Some(why), true) = (&report.unchecked, report.is_valid(strict)) {
+        return Err(Error::new_err(format!(
+            "the foreign keys were not checked: {why}"
+        )));
+    }
     Ok(Report {
         inner: report,
         strict,

@@ -19,6 +19,7 @@ def options_of(sidecar):
         "max_manifest_bytes": o.get("max_manifest_line"),
         "accept_formats": o.get("formats"),
         "policy": o.get("policy"),
+        "integrity": o.get("integrity", False),
     }
 
 
@@ -147,3 +148,17 @@ def test_exception_hierarchy_and_no_panic_reaches_python():
     assert issubclass(ndarc.UsageError, ndarc.Error)
     with pytest.raises(ndarc.Error, match="internal error"):
         ndarc._ndarc._panic_for_test()
+
+
+def test_integrity_checks_the_rows_against_their_foreign_keys():
+    path = TESTDATA / "invalid" / "foreign_key_violation-both.ndjson"
+    # The format alone allows the rows.
+    assert ndarc.verify(path).valid
+    r = ndarc.verify(path, integrity=True)
+    assert not r.valid
+    assert [(f.code, f.line, f.pointer) for f in r.findings] == [
+        ("foreign_key_violation", 2, "/items/0/row/user_id"),
+        ("foreign_key_violation", 2, "/items/2/row/user_id"),
+    ]
+    assert "user_id = 4" in r.findings[0].message
+    assert ndarc.verify(TESTDATA / "valid" / "base.ndjson", integrity=True, strict=True).valid

@@ -96,6 +96,7 @@ def _options(
     max_line_bytes: Optional[int] = None,
     max_manifest_bytes: Optional[int] = None,
     accept_formats: Optional[Sequence[str]] = None,
+    integrity: bool = False,
 ) -> "_ndarc.Options":
     if jobs is not None and (not isinstance(jobs, int) or jobs < 1):
         raise UsageError(f"jobs must be a positive integer or None, not {jobs!r}")
@@ -112,6 +113,7 @@ def _options(
         max_manifest_bytes=max_manifest_bytes,
         accept_formats=list(accept_formats) if accept_formats is not None else None,
         policy=_policy_bytes(policy),
+        integrity=bool(integrity),
     )
 
 
@@ -125,6 +127,7 @@ def verify(
     max_line_bytes: Optional[int] = None,
     max_manifest_bytes: Optional[int] = None,
     accept_formats: Optional[Sequence[str]] = None,
+    integrity: bool = False,
 ) -> Report:
     """Check an archive against every rule of SPEC.md, as ``ndarc verify`` does.
 
@@ -138,7 +141,11 @@ def verify(
     ``max_errors`` bounds the findings kept (and stops the check there);
     ``max_line_bytes``, ``max_manifest_bytes`` and ``accept_formats`` are
     the CLI's limits ``--max-line-bytes``, ``--max-manifest-bytes`` and
-    ``--accept-format``.
+    ``--accept-format``. ``integrity`` also checks the rows against the
+    foreign keys of the tables' own ``sql``, as SQLite compares them
+    (``ndarc verify --integrity``: ``foreign_key_violation``,
+    ``foreign_key_mismatch``); ``Error`` is raised when it cannot check
+    them.
 
     An invalid archive is a report with ``valid`` False, not an exception;
     ``Error`` is raised when the input cannot be read.
@@ -157,6 +164,7 @@ def verify(
         max_line_bytes=max_line_bytes,
         max_manifest_bytes=max_manifest_bytes,
         accept_formats=accept_formats,
+        integrity=integrity,
     )
     if isinstance(source, (bytearray, memoryview)):
         source = bytes(source)

@@ -19,6 +19,7 @@ class Options:
         max_manifest_bytes: Optional[int] = None,
         accept_formats: Optional[List[str]] = None,
         policy: Optional[bytes] = None,
+        integrity: bool = False,
     ) -> None: ...
 
 class Finding:
