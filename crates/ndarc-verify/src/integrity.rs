@@ -21,6 +21,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use ndarc_format::part::RowSpans;
 use ndarc_format::{Code, Collector, Finding, LineRef, LineReport, Manifest, Plan};
 use ndarc_json::Value as Json;
 use ndarc_sql::integrity::{child_digest, foreign_keys, parent_digest, Schema, Value};
@@ -188,6 +189,73 @@ impl Integrity {
                     item: i,
                     index,
                 });
+            }
+        }
+        keys
+    }
+}
+
+impl Integrity {
+    /// [`scan`](Self::scan) of a line the fast path accepted, from its
+    /// `spans` (rows in item order, their `index` from `first` on): each
+    /// cell a key needs is read from its own text, the line is not parsed.
+    pub fn scan_spans(
+        &self,
+        plan: &Plan,
+        t: usize,
+        at: LineRef<'_>,
+        spans: &RowSpans,
+        first: u64,
+    ) -> Keys {
+        let mut keys = Keys {
+            table: t,
+            rows: spans.rows.len() as u64,
+            ..Keys::default()
+        };
+        let (Some(roles), Some(tp)) = (self.roles.get(t), plan.tables.get(t)) else {
+            return keys;
+        };
+        let n = tp.columns.len();
+        let at_cols = |cols: &[String]| -> Option<Vec<usize>> {
+            cols.iter()
+                .map(|c| tp.columns.iter().position(|x| x.name == *c))
+                .collect()
+        };
+        let parents: Vec<(usize, Vec<usize>)> = roles
+            .parents
+            .iter()
+            .filter_map(|(k, cols)| Some((*k, at_cols(cols)?)))
+            .collect();
+        let children: Vec<(usize, Vec<usize>)> = roles
+            .children
+            .iter()
+            .filter_map(|(f, cols)| Some((*f, at_cols(cols)?)))
+            .collect();
+        let value = |r: usize, c: usize| -> Option<Value> {
+            let &(a, b) = spans.cells.get(r * n + c)?;
+            let text = at.bytes.get(a as usize..b as usize)?;
+            cell(&ndarc_json::parse(text).ok()?)
+        };
+        let values = |r: usize, cols: &[usize]| -> Option<Vec<Value>> {
+            cols.iter().map(|&c| value(r, c)).collect()
+        };
+        for r in 0..spans.rows.len() {
+            for (k, cols) in &parents {
+                let key = &self.schema.keys[*k];
+                if let Some(d) = values(r, cols).and_then(|v| parent_digest(key, &v)) {
+                    keys.parents.push((*k, d));
+                }
+            }
+            for (f, cols) in &children {
+                let key = &self.schema.keys[self.schema.foreign_keys[*f].key];
+                if let Some(d) = values(r, cols).and_then(|v| child_digest(key, &v)) {
+                    keys.children.push(Reference {
+                        fk: *f,
+                        digest: d,
+                        item: r,
+                        index: first + r as u64,
+                    });
+                }
             }
         }
         keys
@@ -363,6 +431,7 @@ impl Checker {
 
 #[cfg(test)]
 mod tests {
+    use super::Keys;
     use crate::{verify_bytes, Code, Options, PushOutcome, PushVerifier};
 
     const BASE: &[u8] = include_bytes!("../../../testdata/valid/base.ndjson");
@@ -420,6 +489,52 @@ mod tests {
         }
         let r = verify_bytes(BASE, &options(100, 2));
         assert!(r.is_valid(true), "{:?}", r.findings);
+    }
+
+    /// A line's keys are the same read from its spans as from its parse.
+    #[test]
+    fn spans_and_parse_give_the_same_keys() {
+        use ndarc_format::part::{check_line_spans, Body, RowSpans};
+        use ndarc_format::{LineRef, Plan};
+        let text = std::str::from_utf8(BOTH).unwrap();
+        let lines: Vec<&[u8]> = text.lines().map(str::as_bytes).collect();
+        let read = crate::read_manifest(
+            LineRef {
+                line: 1,
+                offset: 0,
+                bytes: lines[0],
+            },
+            &options(100, 1),
+        );
+        let integrity = read.rules.integrity.clone().unwrap();
+        let plan = Plan::new(read.manifest.unwrap());
+        let mut compared = 0;
+        for (k, bytes) in lines.iter().enumerate().skip(1) {
+            let at = LineRef {
+                line: k as u64 + 1,
+                offset: 0,
+                bytes,
+            };
+            let mut spans = RowSpans::default();
+            let s = check_line_spans(&plan, at, &mut spans);
+            let Body::Rows(rows) = &s.body else { continue };
+            assert_eq!(spans.table, Some(rows.table), "line {}", k + 1);
+            let a = integrity.scan_spans(&plan, rows.table, at, &spans, rows.first_index.unwrap());
+            let v = ndarc_json::parse(bytes).unwrap();
+            let items = v.get("items").and_then(|i| i.as_array()).unwrap();
+            let b = integrity.scan(rows.table, &plan.manifest.tables[rows.table].name, items);
+            assert_eq!((a.table, a.rows, &a.parents), (b.table, b.rows, &b.parents));
+            let refs = |k: &Keys| -> Vec<(usize, [u8; 16], usize, u64)> {
+                k.children
+                    .iter()
+                    .map(|r| (r.fk, r.digest, r.item, r.index))
+                    .collect()
+            };
+            assert_eq!(refs(&a), refs(&b));
+            compared += a.parents.len() + a.children.len();
+        }
+        // users' two keys, notes' three references (one null).
+        assert_eq!(compared, 4);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use ndarc_format::{check_line, Code, Collector, Finding, LineRef, LineSummary, P
 
 use crate::lines::{self, Input, Line, LineSource};
 use crate::read::{self, ReadError, Reader, Tap, Taps};
-use crate::rules::Scanned;
+use crate::rules::{RowRules, Scanned};
 use crate::session::Session;
 use crate::{Error, Options, Report};
 
@@ -299,16 +299,20 @@ fn run<'a>(
     let jobs = jobs(options);
     // Checks a line, with its spans when a reader wants them, and its rows
     // by the row rules.
+    // The foreign keys read a line's cells from its spans, not from a
+    // parse of the whole line.
+    let rules_want_spans = rules_ref.is_some_and(RowRules::wants_spans);
     let check = move |line: &Line<'_>, with_spans: bool| {
-        let (mut s, spans) = if with_spans {
+        let (mut s, spans) = if with_spans || rules_want_spans {
             let mut spans = Box::<RowSpans>::default();
             let s = check_line_spans(plan_ref, at_of(line), &mut spans);
             (s, Some(spans))
         } else {
             (check_line(plan_ref, at_of(line)), None)
         };
-        let scanned =
-            rules_ref.map_or_else(Scanned::default, |r| r.scan(plan_ref, at_of(line), &mut s));
+        let scanned = rules_ref.map_or_else(Scanned::default, |r| {
+            r.scan(plan_ref, at_of(line), &mut s, spans.as_deref())
+        });
         (s, spans, scanned)
     };
     // The longest part line so far (which sizes the window), and the bytes

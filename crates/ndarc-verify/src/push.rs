@@ -138,7 +138,7 @@ impl PushVerifier {
         let plan = self.session.plan();
         let mut s = check_line(plan, at);
         let scanned = match self.session.rules() {
-            Some(rules) => rules.scan(plan, at, &mut s),
+            Some(rules) => rules.scan(plan, at, &mut s, None),
             None => Default::default(),
         };
         let digest = s.digest;

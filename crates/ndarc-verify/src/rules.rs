@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use ndarc_format::part::Body;
+use ndarc_format::part::RowSpans;
 use ndarc_format::{LineRef, LineReport, LineSummary, Plan};
 use ndarc_json::Value;
 
@@ -44,10 +45,23 @@ impl RowRules {
         self.refs.is_none() && self.integrity.is_none()
     }
 
+    /// Whether a line's spans save the rules a parse (the foreign keys
+    /// read their cells from them).
+    pub fn wants_spans(&self) -> bool {
+        self.integrity.is_some()
+    }
+
     /// Reads the rows of the line `at`, whose summary is `s`: findings go
     /// into `s`. Lines that are not parts of a table some rule reads are
-    /// not parsed.
-    pub fn scan(&self, plan: &Plan, at: LineRef<'_>, s: &mut LineSummary) -> Scanned {
+    /// not parsed; nor is a line whose `spans` (when the fast path accepted
+    /// it) are all the foreign keys need.
+    pub fn scan(
+        &self,
+        plan: &Plan,
+        at: LineRef<'_>,
+        s: &mut LineSummary,
+        spans: Option<&RowSpans>,
+    ) -> Scanned {
         let Body::Rows(rows) = &s.body else {
             return Scanned::default();
         };
@@ -56,6 +70,15 @@ impl RowRules {
         let integrity = self.integrity.as_ref().filter(|i| i.reads(t));
         if refs.is_none() && integrity.is_none() {
             return Scanned::default();
+        }
+        if let (None, Some(i), Some(spans)) = (refs, integrity, spans) {
+            if spans.table == Some(t) {
+                let first = rows.first_index.unwrap_or(0);
+                return Scanned {
+                    hits: Vec::new(),
+                    keys: Some(i.scan_spans(plan, t, at, spans, first)),
+                };
+            }
         }
         let Ok(v) = ndarc_json::parse_with(at.bytes, plan.json) else {
             // Not JSON: already reported by the line check.
