@@ -22,6 +22,7 @@
 //! [`Gate::check`] is pure: a [`Diff`] and the rules in, a [`GateResult`]
 //! out, each broken rule named by its pointer with a stable code.
 
+use ndarc_json::pointer_token as token;
 use ndarc_json::Value;
 
 use crate::glob::Glob;
@@ -77,11 +78,6 @@ pub struct GateError {
 }
 
 pub use crate::model::{Broken, GateResult};
-
-/// `name` escaped as one JSON pointer token (`~` as `~0`, `/` as `~1`).
-fn token(name: &str) -> String {
-    name.replace('~', "~0").replace('/', "~1")
-}
 
 fn err(pointer: &str, message: impl Into<String>) -> GateError {
     GateError {

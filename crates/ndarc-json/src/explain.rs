@@ -132,10 +132,6 @@ fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
-fn escape_token(s: &str) -> String {
-    s.replace('~', "~0").replace('/', "~1")
-}
-
 /// Makes whitespace and controls visible in a snippet.
 fn visible(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -297,7 +293,7 @@ impl Walker<'_> {
             return Ok(j + 1);
         }
         for (k, (name, at)) in names.iter().enumerate() {
-            let token = escape_token(name);
+            let token = crate::pointer_token(name);
             if k > 0 {
                 // After the comma.
                 self.path.push(token.clone());
@@ -390,7 +386,7 @@ impl Walker<'_> {
         let expected = list(&mut sorted[k..].iter().map(|n| &n.0));
         let mut path = self.pointer();
         path.push('/');
-        path.push_str(&escape_token(&names[k].0));
+        path.push_str(&crate::pointer_token(&names[k].0));
         Difference {
             offset: at,
             pointer: path,

@@ -39,7 +39,7 @@ mod value;
 pub use check::{check_canonical, check_canonical_with};
 pub use error::{Error, ErrorKind};
 pub use explain::{explain_non_canonical, Difference, Rule};
-pub use locate::{locate, skip_string, skip_value, Locator};
+pub use locate::{locate, pointer_token, skip_string, skip_value, Locator};
 pub use parse::{parse, parse_with, validate_with, ParseOptions, Parsed, MAX_DEPTH};
 pub use scan::{RawNumber, RawStr, Scalar, Scanner};
 pub use ser::{

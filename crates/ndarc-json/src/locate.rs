@@ -257,6 +257,12 @@ pub fn skip_value(t: &[u8], i: usize) -> Option<usize> {
     }
 }
 
+/// `name` escaped as one RFC 6901 pointer token (`~` as `~0`, `/` as
+/// `~1`): the one place a name becomes part of a finding's pointer.
+pub fn pointer_token(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

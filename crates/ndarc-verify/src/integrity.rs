@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 use ndarc_format::part::RowSpans;
 use ndarc_format::{Code, Collector, Finding, LineRef, LineReport, Manifest, Plan};
+use ndarc_json::pointer_token as token;
 use ndarc_json::Value as Json;
 use ndarc_sql::integrity::{child_digest, foreign_keys, parent_digest, Schema, Value};
 
@@ -68,11 +69,6 @@ impl Keys {
     pub fn held_bytes(&self) -> usize {
         self.parents.len() * 24 + self.children.len() * 48
     }
-}
-
-/// RFC 6901 escaping of one token.
-fn token(s: &str) -> String {
-    s.replace('~', "~0").replace('/', "~1")
 }
 
 /// A row's cell as SQLite holds it after an import: `None` for a cell the
@@ -167,31 +163,47 @@ impl Integrity {
             }
             keys.rows += 1;
             let Some(row) = item.get("row") else { continue };
-            for (k, cols) in &roles.parents {
-                let key = &self.schema.keys[*k];
-                if let Some(d) = values(row, cols).and_then(|v| parent_digest(key, &v)) {
-                    keys.parents.push((*k, d));
-                }
+            let index = item
+                .get("index")
+                .and_then(Json::as_safe_integer)
+                .and_then(|n| u64::try_from(n).ok())
+                .unwrap_or(0);
+            let at = (i, index);
+            self.add_row(&mut keys, &roles.parents, &roles.children, at, |cols| {
+                values(row, cols)
+            });
+        }
+        keys
+    }
+
+    /// Adds one row's parent keys and references to `keys`: `parents` and
+    /// `children` name each key's columns (by name, or by position in the
+    /// line's spans), `value` reads them; `(item, index)` place the row.
+    fn add_row<C>(
+        &self,
+        keys: &mut Keys,
+        parents: &[(usize, C)],
+        children: &[(usize, C)],
+        (item, index): (usize, u64),
+        value: impl Fn(&C) -> Option<Vec<Value>>,
+    ) {
+        for (k, cols) in parents {
+            let key = &self.schema.keys[*k];
+            if let Some(d) = value(cols).and_then(|v| parent_digest(key, &v)) {
+                keys.parents.push((*k, d));
             }
-            for (f, cols) in &roles.children {
-                let key = &self.schema.keys[self.schema.foreign_keys[*f].key];
-                let Some(d) = values(row, cols).and_then(|v| child_digest(key, &v)) else {
-                    continue;
-                };
-                let index = item
-                    .get("index")
-                    .and_then(Json::as_safe_integer)
-                    .and_then(|n| u64::try_from(n).ok())
-                    .unwrap_or(0);
+        }
+        for (f, cols) in children {
+            let key = &self.schema.keys[self.schema.foreign_keys[*f].key];
+            if let Some(d) = value(cols).and_then(|v| child_digest(key, &v)) {
                 keys.children.push(Reference {
                     fk: *f,
                     digest: d,
-                    item: i,
+                    item,
                     index,
                 });
             }
         }
-        keys
     }
 }
 
@@ -240,23 +252,8 @@ impl Integrity {
             cols.iter().map(|&c| value(r, c)).collect()
         };
         for r in 0..spans.rows.len() {
-            for (k, cols) in &parents {
-                let key = &self.schema.keys[*k];
-                if let Some(d) = values(r, cols).and_then(|v| parent_digest(key, &v)) {
-                    keys.parents.push((*k, d));
-                }
-            }
-            for (f, cols) in &children {
-                let key = &self.schema.keys[self.schema.foreign_keys[*f].key];
-                if let Some(d) = values(r, cols).and_then(|v| child_digest(key, &v)) {
-                    keys.children.push(Reference {
-                        fk: *f,
-                        digest: d,
-                        item: r,
-                        index: first + r as u64,
-                    });
-                }
-            }
+            let at = (r, first + r as u64);
+            self.add_row(&mut keys, &parents, &children, at, |cols| values(r, cols));
         }
         keys
     }

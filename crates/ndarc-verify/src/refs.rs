@@ -20,6 +20,7 @@
 //! object. Rows are never kept.
 
 use ndarc_format::{Code, Collector, Finding, LineRef, LineReport, Manifest, Plan, Policy};
+use ndarc_json::pointer_token as token;
 use ndarc_json::Value;
 
 /// One bucket's `objectReferences`, resolved against the manifest.
@@ -71,11 +72,6 @@ impl Seen {
             .get((i / 64) as usize)
             .is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
-}
-
-/// RFC 6901 escaping of one token.
-fn token(s: &str) -> String {
-    s.replace('~', "~0").replace('/', "~1")
 }
 
 impl Refs {
