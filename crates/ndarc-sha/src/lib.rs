@@ -58,17 +58,52 @@ pub fn pad_message(buf: &mut Vec<u8>, start: usize) -> u32 {
 }
 
 /// Whether the interleaved implementation runs on this machine (x86-64
-/// with the SHA extensions); elsewhere [`digest_pair`] hashes one message
-/// at a time with sha2.
+/// with the SHA extensions, unless `NDARC_SHA_KERNEL=portable`); elsewhere
+/// [`digest_pair`] hashes one message at a time with sha2.
 pub fn interleaved() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        ni::available()
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    choice() != Kernel::Portable
+}
+
+/// The code that hashes here; see [`kernel`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kernel {
+    Lanes,
+    Pairs,
+    Portable,
+}
+
+/// The kernel for this machine, decided once: the vector lanes on an Intel
+/// CPU with AVX-512 and the SHA extensions; the SHA-NI pairs on other CPUs
+/// with the SHA extensions; sha2 elsewhere. On AMD's Zen 4 (AVX-512 and
+/// SHA-NI), two SHA-NI streams gain 1.54x over one (1.25x on the Intel
+/// host), and the lanes made `verify` slower than the pairs (see
+/// benches/README.md), so the pairs are kept there.
+///
+/// `NDARC_SHA_KERNEL` (`avx512-lanes`, `sha-ni-pairs` or `portable`)
+/// overrides the choice, to measure each kernel on the host at hand; a
+/// kernel this CPU cannot run is never chosen (the next one that it can
+/// is).
+fn choice() -> Kernel {
+    static CHOICE: std::sync::OnceLock<Kernel> = std::sync::OnceLock::new();
+    *CHOICE.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let lanes = mb::supported();
+            let pairs = ni::available();
+            match std::env::var("NDARC_SHA_KERNEL").as_deref() {
+                Ok("portable") => Kernel::Portable,
+                Ok("avx512-lanes") if lanes => Kernel::Lanes,
+                Ok("sha-ni-pairs" | "avx512-lanes") if pairs => Kernel::Pairs,
+                _ if lanes && mb::intel() => Kernel::Lanes,
+                _ if pairs => Kernel::Pairs,
+                _ => Kernel::Portable,
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            Kernel::Portable
+        }
+    })
 }
 
 /// SHA-256 of `long`, and of each message in `messages` (padded messages
@@ -154,7 +189,7 @@ pub fn update_pair(sa: &mut Stream, a: &[u8], sb: &mut Stream, b: &[u8]) {
     sa.len += a.len() as u64;
     sb.len += b.len() as u64;
     #[cfg(target_arch = "x86_64")]
-    if ni::pair(&mut sa.state, a, &mut sb.state, b).is_some() {
+    if interleaved() && ni::pair(&mut sa.state, a, &mut sb.state, b).is_some() {
         return;
     }
     compress(&mut sa.state, a);
@@ -184,7 +219,7 @@ pub fn update_with_messages(
     assert!(long.len().is_multiple_of(64), "not whole blocks");
     s.len += long.len() as u64;
     #[cfg(target_arch = "x86_64")]
-    if mb::available() {
+    if vector_lanes() {
         let first = out.len();
         out.resize(first + blocks.len(), [0; 32]);
         if mb::with_messages(&mut s.state, long, messages, blocks, &mut out[first..]).is_some() {
@@ -193,38 +228,32 @@ pub fn update_with_messages(
         out.truncate(first);
     }
     #[cfg(target_arch = "x86_64")]
-    if ni::with_messages(&mut s.state, long, messages, blocks, out).is_some() {
+    if interleaved() && ni::with_messages(&mut s.state, long, messages, blocks, out).is_some() {
         return;
     }
     with_messages_portable(&mut s.state, long, messages, blocks, out);
 }
 
 /// Whether [`update_with_messages`] hashes the messages eight at a time in
-/// vector lanes here (AVX-512 and the SHA extensions, on an Intel CPU),
-/// rather than beside the line two streams at a time.
+/// vector lanes here (AVX-512 and the SHA extensions, on an Intel CPU,
+/// or wherever `NDARC_SHA_KERNEL=avx512-lanes` asks for them and the CPU
+/// has them), rather than beside the line two streams at a time.
 pub fn vector_lanes() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        mb::available()
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    choice() == Kernel::Lanes
 }
 
 /// The name of the code [`update_with_messages`] runs on this machine, for
 /// benchmarks and `--version` to print beside their figures:
 /// `"avx512-lanes"` (row messages in eight vector lanes, the line's rounds
 /// between theirs), `"sha-ni-pairs"` (two SHA-extension streams
-/// interleaved) or `"portable"` (sha2, one message at a time).
+/// interleaved) or `"portable"` (sha2, one message at a time). The
+/// environment variable `NDARC_SHA_KERNEL`, set to one of these names,
+/// overrides the choice where the CPU can run the kernel named.
 pub fn kernel() -> &'static str {
-    if vector_lanes() {
-        "avx512-lanes"
-    } else if interleaved() {
-        "sha-ni-pairs"
-    } else {
-        "portable"
+    match choice() {
+        Kernel::Lanes => "avx512-lanes",
+        Kernel::Pairs => "sha-ni-pairs",
+        Kernel::Portable => "portable",
     }
 }
 
@@ -420,22 +449,24 @@ mod tests {
             }
         }
         let taken = MULTI.with(std::cell::Cell::get) - before;
-        // Say what ran: on a CPU without the lanes (AMD, or no AVX-512)
-        // this test checks the SHA-NI pairs and the portable code only.
+        // `check` runs the lanes wherever the CPU can (AVX-512 and SHA-NI),
+        // whether or not they are the kernel chosen here (they are not on
+        // AMD's), so each path is tested on the host it runs on. Say what
+        // ran.
+        #[cfg(target_arch = "x86_64")]
+        let lanes = mb::supported();
+        #[cfg(not(target_arch = "x86_64"))]
+        let lanes = false;
         eprintln!(
             "ndarc-sha: kernel {}; vector lanes {} on this CPU ({taken} calls)",
             kernel(),
-            if vector_lanes() {
+            if lanes {
                 "tested"
             } else {
-                "NOT tested: not used"
+                "NOT tested: the CPU lacks them"
             },
         );
-        assert_eq!(
-            taken > 0,
-            vector_lanes(),
-            "vector-lane path taken {taken} times"
-        );
+        assert_eq!(taken > 0, lanes, "vector-lane path taken {taken} times");
     }
 
     #[test]

@@ -36,26 +36,27 @@ use std::arch::x86_64::*;
 use crate::ni::K;
 use crate::{Digest32, H0};
 
-/// Whether the lanes run here: AVX-512 F and VL (the kernel's registers
-/// and instructions), AVX2 (the transposition) and the SHA extensions, on
-/// an Intel CPU. On AMD's, where two SHA-NI streams gain 1.54x over one
-/// (1.25x on the Intel host), the pairs of `ni.rs` are kept: the lanes
-/// were not measured there, and need not be faster.
-pub(crate) fn available() -> bool {
-    static INTEL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+/// Whether the lanes can run here: AVX-512 F and VL (the kernel's
+/// registers and instructions), AVX2 (the transposition) and the SHA
+/// extensions. Whether they are *chosen* is [`crate::kernel`]'s decision
+/// ([`intel`] is part of it); this is the safety check [`with_messages`]
+/// makes before running them.
+pub(crate) fn supported() -> bool {
     is_x86_feature_detected!("avx512f")
         && is_x86_feature_detected!("avx512vl")
         && is_x86_feature_detected!("avx2")
         && crate::ni::available()
-        && *INTEL.get_or_init(|| {
-            // SAFETY: CPUID leaf 0 exists on every x86-64 CPU.
-            #[allow(unused_unsafe)]
-            let id = unsafe { __cpuid(0) };
-            [id.ebx, id.edx, id.ecx]
-                .iter()
-                .flat_map(|r| r.to_le_bytes())
-                .eq(*b"GenuineIntel")
-        })
+}
+
+/// Whether this is an Intel CPU (CPUID's vendor string).
+pub(crate) fn intel() -> bool {
+    // SAFETY: CPUID leaf 0 exists on every x86-64 CPU.
+    #[allow(unused_unsafe)]
+    let id = unsafe { __cpuid(0) };
+    [id.ebx, id.edx, id.ecx]
+        .iter()
+        .flat_map(|r| r.to_le_bytes())
+        .eq(*b"GenuineIntel")
 }
 
 const LANES: usize = 8;
@@ -239,7 +240,7 @@ pub(crate) fn with_messages(
     blocks: &[u32],
     out: &mut [Digest32],
 ) -> Option<()> {
-    if !available() {
+    if !supported() {
         return None;
     }
     assert_eq!(out.len(), blocks.len(), "one digest per message");
@@ -251,7 +252,7 @@ pub(crate) fn with_messages(
     );
     #[cfg(test)]
     crate::tests::MULTI.with(|n| n.set(n.get() + 1));
-    // SAFETY: `available` found every feature the function enables, and
+    // SAFETY: `supported` found every feature the function enables, and
     // every block read is within `messages` (checked above).
     let (rest, mut long) = unsafe { lanes(state, long, messages, blocks, total, out) };
     // The last few messages on the SHA extensions: each beside as much of

@@ -842,14 +842,15 @@ impl<'a> LineSource<'a> {
         // The size the buffer should have.
         let mut len = if grow {
             // Full: grow, within the line's limit. Doubling, until the
-            // buffer is a tenth of the limit: then straight to the limit,
-            // in fresh zeroed memory that becomes resident only as it is
-            // read into. A buffer grown by doubling to the limit would
-            // hold the last two sizes at once while it is copied (twice
-            // the limit for a line read to it).
+            // buffer is a fiftieth of the limit: then straight to the
+            // limit, in fresh zeroed memory that becomes resident only as
+            // it is read into. A buffer grown by doubling to the limit
+            // would hold the last two sizes at once while it is copied
+            // (twice the limit for a line read to it); this way a line
+            // read to its limit costs the limit and 2 % more.
             let cap = max_line.saturating_add(CHUNK).max(least);
             let doubled = have + have.max(least);
-            if doubled.saturating_mul(10) >= cap {
+            if doubled.saturating_mul(50) >= cap {
                 cap
             } else {
                 doubled
