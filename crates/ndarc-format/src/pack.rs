@@ -86,6 +86,8 @@ impl RowPacker {
 #[derive(Debug)]
 pub struct PartWriter {
     line: Vec<u8>,
+    /// The room one part line takes (with its LF).
+    room: usize,
     index: u64,
     open: bool,
     items: usize,
@@ -95,8 +97,10 @@ impl PartWriter {
     /// A writer for parts of at most `part_bytes` (the buffer is sized for
     /// one part).
     pub fn new(part_bytes: usize) -> PartWriter {
+        let room = part_bytes.min(1 << 24) + 64;
         PartWriter {
-            line: Vec::with_capacity(part_bytes.min(1 << 24) + 64),
+            line: Vec::with_capacity(room),
+            room,
             index: 0,
             open: false,
             items: 0,
@@ -246,6 +250,28 @@ impl ArchiveWriter {
             }
             None => Ok(0),
         }
+    }
+
+    /// Closes the part open in `part`, if any, and hands its line over in
+    /// `line`, with its LF, instead of copying it: `line`'s buffer (cleared)
+    /// becomes the part's next one, grown to a part's size if it is
+    /// smaller. For a writer that sends lines to another thread to write
+    /// (`pack`): a part line copied into a fresh buffer, grown as it is
+    /// filled, was a copy of every byte and fresh pages zeroed by the
+    /// kernel for each part. Returns whether a part was open (`line` is
+    /// left as it was when none was).
+    pub fn hand_over_part(&mut self, part: &mut PartWriter, line: &mut Vec<u8>) -> bool {
+        let Some(closed) = part.close() else {
+            return false;
+        };
+        self.parts += 1;
+        self.archive.add_line(closed);
+        part.line.push(b'\n');
+        self.bytes += part.line.len() as u64;
+        line.clear();
+        line.reserve(part.room);
+        std::mem::swap(line, &mut part.line);
+        true
     }
 
     /// Writes one whole part line (canonical, without its LF), as made

@@ -572,9 +572,8 @@ fn encode_rows(
                             }
                             Err(_) => Vec::new(),
                         };
-                        line.clear();
-                        archive.finish_part(&mut part, &mut line).map_err(out_err)?;
-                        if !line.is_empty() && lines.send(line).is_err() {
+                        if archive.hand_over_part(&mut part, &mut line) && lines.send(line).is_err()
+                        {
                             // The writing thread stopped on its own error,
                             // which is the one reported.
                             return Ok((part, archive, content));
