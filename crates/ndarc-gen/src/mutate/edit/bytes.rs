@@ -1,4 +1,5 @@
-//! Byte edits of a line, for what no JSON value can say.
+//! Byte edits of a line, for what no JSON value can say, and where a
+//! line starts in a file.
 
 use super::values::{Need, R};
 
@@ -37,4 +38,21 @@ pub(in crate::mutate) fn splice(line: &[u8], at: usize, remove: usize, insert: &
     out.extend_from_slice(insert);
     out.extend_from_slice(&line[(at + remove).min(line.len())..]);
     out
+}
+
+/// Byte offset of the start of line `k` (0-based) of `text`; `text.len()`
+/// when there are not that many lines.
+pub(in crate::mutate) fn line_start(text: &[u8], k: usize) -> usize {
+    if k == 0 {
+        return 0;
+    }
+    memchr_nth(text, k).map_or(text.len(), |i| i + 1)
+}
+
+fn memchr_nth(text: &[u8], k: usize) -> Option<usize> {
+    text.iter()
+        .enumerate()
+        .filter(|(_, &b)| b == b'\n')
+        .nth(k - 1)
+        .map(|(i, _)| i)
 }

@@ -12,7 +12,7 @@
 //! - [`render`]: [`Edit`], what a mutation changed, the reseal that
 //!   follows, byte edits after sealing and the line of the expected
 //!   finding;
-//! - [`bytes`]: byte edits of a line.
+//! - [`bytes`]: byte edits of a line, and where a line starts.
 
 mod bytes;
 mod model;
@@ -20,9 +20,9 @@ mod render;
 mod targets;
 mod values;
 
-pub(super) use bytes::{first_number, splice, string_value};
+pub(super) use bytes::{first_number, line_start, splice, string_value};
 pub(super) use model::Model;
-pub(super) use render::{line_start, render, At, Edit};
+pub(super) use render::{render, At, Edit};
 pub(super) use targets::{fresh_col_name, Bin, BinKind, Col, Tab};
 pub(super) use values::{
     arr, arr_mut, col, flip_case, int_at, n, obj, obj_mut, pick, random_bytes, s, some_bytes,

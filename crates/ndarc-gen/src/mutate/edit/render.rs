@@ -176,20 +176,3 @@ pub(in crate::mutate) fn render(model: Model, edit: Edit) -> R<Rendered> {
     };
     Ok((out, line, edit.what, edit.also, edit.allow))
 }
-
-/// Byte offset of the start of line `k` (0-based) of `text`; `text.len()`
-/// when there are not that many lines.
-pub(in crate::mutate) fn line_start(text: &[u8], k: usize) -> usize {
-    if k == 0 {
-        return 0;
-    }
-    memchr_nth(text, k).map_or(text.len(), |i| i + 1)
-}
-
-fn memchr_nth(text: &[u8], k: usize) -> Option<usize> {
-    text.iter()
-        .enumerate()
-        .filter(|(_, &b)| b == b'\n')
-        .nth(k - 1)
-        .map(|(i, _)| i)
-}
