@@ -268,6 +268,19 @@ impl Gate {
     /// Checks `d` against the rules.
     pub fn check(&self, d: &Diff) -> GateResult {
         let mut broken = Vec::new();
+        self.removed_rows(d, &mut broken);
+        self.dropped(d, &mut broken);
+        self.new_columns(d, &mut broken);
+        self.object_bytes(d, &mut broken);
+        self.configuration(d, &mut broken);
+        GateResult {
+            rules: self.rules(),
+            broken,
+        }
+    }
+
+    /// `maxRemovedPercent`, of all rows and of the rows of each table.
+    fn removed_rows(&self, d: &Diff, broken: &mut Vec<Broken>) {
         let removed_of = |name: &str| {
             d.tables
                 .iter()
@@ -289,38 +302,44 @@ impl Gate {
                 });
             }
         }
-        if !self.tables.is_empty() {
-            for (i, t) in self.tables.iter().enumerate() {
-                let Some(max) = t.max_removed_percent else {
+        for (i, t) in self.tables.iter().enumerate() {
+            let Some(max) = t.max_removed_percent else {
+                continue;
+            };
+            for c in &d.counts {
+                // Only the entries that apply to the table count.
+                if !self
+                    .entries_for(&c.name)
+                    .iter()
+                    .any(|e| std::ptr::eq(*e, &self.tables[i]))
+                {
                     continue;
-                };
-                for c in &d.counts {
-                    // Only the entries that apply to the table count.
-                    if !self
-                        .entries_for(&c.name)
-                        .iter()
-                        .any(|e| std::ptr::eq(*e, &self.tables[i]))
-                    {
-                        continue;
-                    }
-                    let before = c.before.unwrap_or(0);
-                    let removed = removed_of(&c.name);
-                    if over(removed, before, max) {
-                        broken.push(Broken {
-                            code: "gate_removed_rows",
-                            rule: format!("/tables/{}/maxRemovedPercent", token(&t.pattern)),
-                            message: format!(
-                                "table {}: {removed} of {before} rows removed ({}){}, more than {}%",
-                                c.name,
-                                show_percent(removed, before),
-                                if c.after.is_none() { ", the table dropped" } else { "" },
-                                show_number(max)
-                            ),
-                        });
-                    }
+                }
+                let before = c.before.unwrap_or(0);
+                let removed = removed_of(&c.name);
+                if over(removed, before, max) {
+                    broken.push(Broken {
+                        code: "gate_removed_rows",
+                        rule: format!("/tables/{}/maxRemovedPercent", token(&t.pattern)),
+                        message: format!(
+                            "table {}: {removed} of {before} rows removed ({}){}, more than {}%",
+                            c.name,
+                            show_percent(removed, before),
+                            if c.after.is_none() {
+                                ", the table dropped"
+                            } else {
+                                ""
+                            },
+                            show_number(max)
+                        ),
+                    });
                 }
             }
         }
+    }
+
+    /// `noDroppedTables` and `noDroppedColumns`.
+    fn dropped(&self, d: &Diff, broken: &mut Vec<Broken>) {
         if self.no_dropped_tables {
             for t in &d.schema.tables_removed {
                 broken.push(Broken {
@@ -355,6 +374,10 @@ impl Gate {
                 }
             }
         }
+    }
+
+    /// `newColumnsOnlyIn`.
+    fn new_columns(&self, d: &Diff, broken: &mut Vec<Broken>) {
         if let Some(allowed) = &self.new_columns_only_in {
             for t in &d.schema.tables_changed {
                 if allowed.iter().any(|(_, g)| g.matches(&t.name)) {
@@ -382,6 +405,10 @@ impl Gate {
                 }
             }
         }
+    }
+
+    /// `maxObjectBytesChanged`.
+    fn object_bytes(&self, d: &Diff, broken: &mut Vec<Broken>) {
         if let Some(max) = self.max_object_bytes_changed {
             let o = &d.objects;
             let bytes = o.added.iter().map(|x| x.size).sum::<u64>()
@@ -400,6 +427,10 @@ impl Gate {
                 });
             }
         }
+    }
+
+    /// `requiredConfigurationUnchanged`.
+    fn configuration(&self, d: &Diff, broken: &mut Vec<Broken>) {
         if self.required_configuration_unchanged
             && (d.configuration_changed || !d.configuration.is_empty())
         {
@@ -415,10 +446,6 @@ impl Gate {
                     format!("requiredConfiguration changed: {}", bits.join(" "))
                 },
             });
-        }
-        GateResult {
-            rules: self.rules(),
-            broken,
         }
     }
 }

@@ -356,19 +356,7 @@ fn merge(
         product: ma.product.clone(),
         verified: !opts.no_verify,
         keys_only: opts.keys_only,
-        ignored: Ignored {
-            table_patterns: opts.ignore_tables.clone(),
-            only_table_patterns: opts.tables.clone(),
-            column_patterns: opts.ignore_columns.clone(),
-            object_patterns: opts.ignore_objects.clone(),
-            payload_patterns: opts.ignore_payloads.clone(),
-            keys: opts
-                .keys
-                .iter()
-                .map(|(t, c)| format!("{t}={}", c.join(",")))
-                .collect(),
-            ..Ignored::default()
-        },
+        ignored: ignored(opts),
         ..Diff::default()
     };
     manifest::diff_manifests(ma, mb, matcher, &mut d);
@@ -377,6 +365,41 @@ fn merge(
     if let Some(e) = ta.error.as_ref().or(tb.error.as_ref()) {
         return Err(Error::Key(e.clone()));
     }
+    check_named_tables(ma, mb, opts)?;
+    diff_tables(a, b, (&ta, &tb), matcher, opts, taker, &mut d)?;
+    let ea = a.finish()?;
+    let eb = b.finish()?;
+    d.equal = !ea.content_hash.is_empty() && ea.content_hash == eb.content_hash;
+    d.before = archive_info(ma, &ea, na);
+    d.after = archive_info(mb, &eb, nb);
+    d.order_only = !d.equal && !d.has_differences();
+    Ok(d)
+}
+
+/// What the options leave out of the diff, as it reports them.
+fn ignored(opts: &Options) -> Ignored {
+    Ignored {
+        table_patterns: opts.ignore_tables.clone(),
+        only_table_patterns: opts.tables.clone(),
+        column_patterns: opts.ignore_columns.clone(),
+        object_patterns: opts.ignore_objects.clone(),
+        payload_patterns: opts.ignore_payloads.clone(),
+        keys: opts
+            .keys
+            .iter()
+            .map(|(t, c)| format!("{t}={}", c.join(",")))
+            .collect(),
+        ..Ignored::default()
+    }
+}
+
+/// The tables the options name (`tables` patterns, `keys`) are in either
+/// archive, and each table's key is given once.
+fn check_named_tables(
+    ma: &ndarc_format::Manifest,
+    mb: &ndarc_format::Manifest,
+    opts: &Options,
+) -> Result<(), Error> {
     if let Some(p) = opts.tables.iter().find(|p| {
         let g = Glob::new(p);
         !ma.tables
@@ -425,7 +448,21 @@ fn merge(
             "--key {t}: neither archive has a table {t:?}"
         )));
     }
-    // Tables of both sides in name order, paired by name.
+    Ok(())
+}
+
+/// Diffs the rows of the tables of both sides, in name order, paired by
+/// name, into `d`.
+fn diff_tables(
+    a: &mut rows::Stream<'_, '_>,
+    b: &mut rows::Stream<'_, '_>,
+    (ta, tb): (&side::SideTables, &side::SideTables),
+    matcher: &Matcher,
+    opts: &Options,
+    taker: &mut sink::Taker<'_>,
+    d: &mut Diff,
+) -> Result<(), Error> {
+    let (ma, mb) = (ta.manifest(), tb.manifest());
     let (mut i, mut j) = (0, 0);
     while i < ma.tables.len() || j < mb.tables.len() {
         let (x, y) = match (ma.tables.get(i), mb.tables.get(j)) {
@@ -472,10 +509,13 @@ fn merge(
             d.tables.push(t);
         }
     }
-    let ea = a.finish()?;
-    let eb = b.finish()?;
-    d.equal = !ea.content_hash.is_empty() && ea.content_hash == eb.content_hash;
-    let info = |m: &ndarc_format::Manifest, e: &side::SideEnd, name: &str| ArchiveInfo {
+    Ok(())
+}
+
+/// What the diff tells of one archive: its manifest's facts and how it
+/// ended.
+fn archive_info(m: &ndarc_format::Manifest, e: &side::SideEnd, name: &str) -> ArchiveInfo {
+    ArchiveInfo {
         name: name.to_string(),
         product: m.product.clone(),
         exported_at: m.exported_at.clone(),
@@ -486,9 +526,5 @@ fn merge(
         part_count: m.part_count,
         rows: m.tables.iter().map(|t| t.count).sum(),
         warnings: e.warnings,
-    };
-    d.before = info(ma, &ea, na);
-    d.after = info(mb, &eb, nb);
-    d.order_only = !d.equal && !d.has_differences();
-    Ok(d)
+    }
 }

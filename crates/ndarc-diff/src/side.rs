@@ -197,6 +197,14 @@ impl Ctx<'_> {
         }
     }
 
+    fn io(&self, source: std::io::Error) -> Error {
+        Error::Io {
+            side: self.side,
+            name: self.name.clone(),
+            source,
+        }
+    }
+
     fn malformed(&self, line: u64, message: impl Into<String>) -> Error {
         Error::Malformed {
             side: self.side,
@@ -295,79 +303,7 @@ fn read(
 ) -> Result<Option<SideEnd>, Error> {
     let verify = !ctx.opts.no_verify;
     let vopts = &ctx.opts.verify;
-    let io = |source| Error::Io {
-        side: ctx.side,
-        name: ctx.name.clone(),
-        source,
-    };
-    // A line over its limit ends the diff, so it is never skipped: an
-    // endless input stops at the first limit.
-    let turn = ctx
-        .turn
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let Some(first) = lines
-        .next_line(vopts.max_manifest_line, false)
-        .map_err(io)?
-    else {
-        let mut found = lines.take_pending();
-        found.push(ndarc_verify::lines::manifest_missing());
-        return Err(ctx.invalid(found, 1));
-    };
-    // The side keeps one typed form of its manifest: the plan, shared with
-    // the session that verifies the side (or built from the manifest, moved,
-    // when not verifying).
-    let (plan, mut session) = if verify {
-        let mut found = first.framing.clone();
-        if first.too_long.is_some() {
-            found.push(first.too_long_finding(vopts.max_manifest_line, "manifest"));
-        }
-        if !found.is_empty() {
-            return Err(ctx.invalid(found, 0));
-        }
-        let at = at_of(&first);
-        let read = read_manifest(at, vopts);
-        if read.manifest.is_none() || read.has_errors() {
-            let kept = read.findings.iter().filter(|f| f.is_error()).count() as u64;
-            return Err(ctx.invalid(read.findings, read.dropped + kept));
-        }
-        let c = Collector::new(vopts.max_errors.max(1));
-        let started = Session::from_read(read, at, first.raw_digest, vopts, c);
-        // The line is no longer needed once the plan is made.
-        drop(first);
-        match started {
-            // The side keeps the plan: the report needs no copy of it.
-            Ok(s) => (Arc::clone(s.plan()), Some(s.without_manifest_in_report())),
-            Err(r) => return Err(ctx.invalid(r.findings.kept, r.findings.errors)),
-        }
-    } else {
-        if first.too_long.is_some() {
-            return Err(ctx.malformed(1, "the manifest line is over the limit"));
-        }
-        let canon = canonical_line(&first.bytes, 1, ctx)?;
-        drop(first);
-        let at = LineRef {
-            line: 1,
-            offset: 0,
-            bytes: &canon,
-        };
-        let read = read_manifest(at, vopts);
-        match read.manifest {
-            Some(m) => {
-                drop(canon);
-                (Arc::new(Plan::new(m)), None)
-            }
-            None => {
-                let why = read
-                    .findings
-                    .iter()
-                    .find(|f| f.is_error())
-                    .map_or("not a manifest".to_string(), |f| f.message.clone());
-                return Err(ctx.malformed(1, why));
-            }
-        }
-    };
-    drop(turn);
+    let (plan, mut session) = manifest_of(lines, ctx)?;
     let tables = SideTables::new(plan, &ctx.opts.keys);
     // Tables by their names' JSON text, for the lines whose rows are
     // scanned here: lines read without verification, and verified lines
@@ -392,34 +328,17 @@ fn read(
     // Where the verifier found the rows of the current part (verified mode).
     let mut spans = RowSpans::default();
     loop {
-        let Some(line) = lines.next_line(vopts.max_line, false).map_err(io)? else {
-            let at = parts + 2;
-            let Some(mut s) = session.take() else {
-                return Err(ctx.malformed(at, "the input ends without a closing line"));
-            };
-            // The session reports what is missing, as `verify` does.
-            for f in lines.take_pending() {
-                s.push(f);
-            }
-            let eof = (lines.lines() + 1, lines.position());
-            let report = finish(s, eof, input, ctx);
-            return Err(ctx.invalid(report.findings, report.errors));
+        let Some(line) = lines
+            .next_line(vopts.max_line, false)
+            .map_err(|e| ctx.io(e))?
+        else {
+            return Err(ended_early(session, parts, lines, input, ctx));
         };
         let info = LineInfo {
             number: line.number,
             offset: line.offset,
         };
-        if verify {
-            let mut found = line.framing.clone();
-            if line.too_long.is_some() {
-                found.push(line.too_long_finding(vopts.max_line, "part"));
-            }
-            if !found.is_empty() {
-                return Err(ctx.invalid(found, 0));
-            }
-        } else if line.too_long.is_some() {
-            return Err(ctx.malformed(info.number, "the line is over the limit"));
-        }
+        check_framing(&line, verify, ctx)?;
         let mut closing = parts >= part_count;
         if let Some(s) = session.as_mut() {
             // The session checks every line in file order, as `verify` does.
@@ -432,74 +351,216 @@ fn read(
             closing = matches!(summary.body, Body::Closing(_));
             s.feed(summary);
         }
-        if !closing {
-            parts += 1;
-            let owned = line.bytes.to_vec();
-            let part = if spans.table.is_some() {
-                rows_from_spans(owned, &info, &spans, &tables, &mut last_key)
-            } else {
-                // Not canonicalized here: cells and keys are compared by
-                // value where their bytes differ (see `Pair`).
-                rows_of(owned, &info, &tables, &by_name, &mut last_key, ctx)?
-            };
-            if let Some(part) = part {
-                if tx.send(Event::Rows(part)).is_err() {
-                    return Ok(None);
-                }
-            }
-            continue;
+        if closing {
+            return ended(session, &line, part_count, lines, input, ctx).map(Some);
         }
-        // The closing line; nothing may follow.
-        let closing_line = info.number;
-        let next = lines.next_line(vopts.max_line, false).map_err(io)?;
-        let end = if let Some(mut s) = session.take() {
-            if let Some(t) = next {
-                // The session reports it (trailing_data), as `verify` does.
-                for f in &t.framing {
-                    s.push(f.clone());
-                }
-                s.feed(check_line(s.plan(), at_of(&t)));
-            }
-            for f in lines.take_pending() {
-                s.push(f);
-            }
-            let eof = (lines.lines() + 1, lines.position());
-            let report = finish(s, eof, input, ctx);
-            if report.errors > 0 {
-                return Err(ctx.invalid(report.findings, report.errors));
-            }
-            let (content_hash, archive_hash) = report.closing_hashes.unwrap_or_default();
-            SideEnd {
-                content_hash,
-                archive_hash,
-                warnings: report.warnings,
-            }
+        parts += 1;
+        let owned = line.bytes.to_vec();
+        let part = if spans.table.is_some() {
+            rows_from_spans(owned, &info, &spans, &tables, &mut last_key)
         } else {
-            let v = ndarc_json::parse(&line.bytes).map_err(|e| {
-                ctx.malformed(closing_line, format!("closing line: {}", e.message()))
-            })?;
-            let get = |n: &str| {
-                v.get(n)
-                    .and_then(ndarc_json::Value::as_str)
-                    .unwrap_or("")
-                    .to_string()
-            };
-            if v.get("kind").and_then(ndarc_json::Value::as_str) != Some("closing") {
-                return Err(ctx.malformed(
-                    closing_line,
-                    format!(
-                        "line {closing_line} should be the closing line after {part_count} parts"
-                    ),
-                ));
-            }
-            SideEnd {
-                content_hash: get("contentHash"),
-                archive_hash: get("archiveHash"),
-                warnings: 0,
-            }
+            // Not canonicalized here: cells and keys are compared by
+            // value where their bytes differ (see `Pair`).
+            rows_of(owned, &info, &tables, &by_name, &mut last_key, ctx)?
         };
-        return Ok(Some(end));
+        if let Some(part) = part {
+            if tx.send(Event::Rows(part)).is_err() {
+                return Ok(None);
+            }
+        }
     }
+}
+
+/// The side's manifest, read from its first line: its plan, and the
+/// session that verifies the side (`None` when not verifying). The side
+/// keeps one typed form of its manifest: the plan, shared with the session
+/// (or built from the manifest, moved, when not verifying).
+fn manifest_of(
+    lines: &mut LineSource<'_>,
+    ctx: &Ctx<'_>,
+) -> Result<(Arc<Plan>, Option<Session>), Error> {
+    let vopts = &ctx.opts.verify;
+    // A line over its limit ends the diff, so it is never skipped: an
+    // endless input stops at the first limit.
+    let _turn = ctx
+        .turn
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Some(first) = lines
+        .next_line(vopts.max_manifest_line, false)
+        .map_err(|e| ctx.io(e))?
+    else {
+        let mut found = lines.take_pending();
+        found.push(ndarc_verify::lines::manifest_missing());
+        return Err(ctx.invalid(found, 1));
+    };
+    if ctx.opts.no_verify {
+        return unverified_manifest(first, ctx);
+    }
+    let mut found = first.framing.clone();
+    if first.too_long.is_some() {
+        found.push(first.too_long_finding(vopts.max_manifest_line, "manifest"));
+    }
+    if !found.is_empty() {
+        return Err(ctx.invalid(found, 0));
+    }
+    let at = at_of(&first);
+    let read = read_manifest(at, vopts);
+    if read.manifest.is_none() || read.has_errors() {
+        let kept = read.findings.iter().filter(|f| f.is_error()).count() as u64;
+        return Err(ctx.invalid(read.findings, read.dropped + kept));
+    }
+    let c = Collector::new(vopts.max_errors.max(1));
+    let started = Session::from_read(read, at, first.raw_digest, vopts, c);
+    // The line is no longer needed once the plan is made.
+    drop(first);
+    match started {
+        // The side keeps the plan: the report needs no copy of it.
+        Ok(s) => Ok((Arc::clone(s.plan()), Some(s.without_manifest_in_report()))),
+        Err(r) => Err(ctx.invalid(r.findings.kept, r.findings.errors)),
+    }
+}
+
+/// The plan of a manifest line read without verification.
+fn unverified_manifest(
+    first: ndarc_verify::lines::Line<'_>,
+    ctx: &Ctx<'_>,
+) -> Result<(Arc<Plan>, Option<Session>), Error> {
+    if first.too_long.is_some() {
+        return Err(ctx.malformed(1, "the manifest line is over the limit"));
+    }
+    let canon = canonical_line(&first.bytes, 1, ctx)?;
+    drop(first);
+    let at = LineRef {
+        line: 1,
+        offset: 0,
+        bytes: &canon,
+    };
+    let read = read_manifest(at, &ctx.opts.verify);
+    match read.manifest {
+        Some(m) => {
+            drop(canon);
+            Ok((Arc::new(Plan::new(m)), None))
+        }
+        None => {
+            let why = read
+                .findings
+                .iter()
+                .find(|f| f.is_error())
+                .map_or("not a manifest".to_string(), |f| f.message.clone());
+            Err(ctx.malformed(1, why))
+        }
+    }
+}
+
+/// A part or closing line's framing findings and length, as an error.
+fn check_framing(
+    line: &ndarc_verify::lines::Line<'_>,
+    verify: bool,
+    ctx: &Ctx<'_>,
+) -> Result<(), Error> {
+    let max_line = ctx.opts.verify.max_line;
+    if verify {
+        let mut found = line.framing.clone();
+        if line.too_long.is_some() {
+            found.push(line.too_long_finding(max_line, "part"));
+        }
+        if !found.is_empty() {
+            return Err(ctx.invalid(found, 0));
+        }
+    } else if line.too_long.is_some() {
+        return Err(ctx.malformed(line.number, "the line is over the limit"));
+    }
+    Ok(())
+}
+
+/// The input ended before its closing line, after `parts` parts: the
+/// session reports what is missing, as `verify` does.
+fn ended_early(
+    session: Option<Session>,
+    parts: u64,
+    lines: &mut LineSource<'_>,
+    input: &Input<'_>,
+    ctx: &Ctx<'_>,
+) -> Error {
+    let at = parts + 2;
+    let Some(mut s) = session else {
+        return ctx.malformed(at, "the input ends without a closing line");
+    };
+    for f in lines.take_pending() {
+        s.push(f);
+    }
+    let eof = (lines.lines() + 1, lines.position());
+    let report = finish(s, eof, input, ctx);
+    ctx.invalid(report.findings, report.errors)
+}
+
+/// How the side ends at its closing line `line`; nothing may follow it.
+fn ended(
+    session: Option<Session>,
+    line: &ndarc_verify::lines::Line<'_>,
+    part_count: u64,
+    lines: &mut LineSource<'_>,
+    input: &Input<'_>,
+    ctx: &Ctx<'_>,
+) -> Result<SideEnd, Error> {
+    let closing_line = line.number;
+    let next = lines
+        .next_line(ctx.opts.verify.max_line, false)
+        .map_err(|e| ctx.io(e))?;
+    let Some(mut s) = session else {
+        return unverified_end(line, closing_line, part_count, ctx);
+    };
+    if let Some(t) = next {
+        // The session reports it (trailing_data), as `verify` does.
+        for f in &t.framing {
+            s.push(f.clone());
+        }
+        s.feed(check_line(s.plan(), at_of(&t)));
+    }
+    for f in lines.take_pending() {
+        s.push(f);
+    }
+    let eof = (lines.lines() + 1, lines.position());
+    let report = finish(s, eof, input, ctx);
+    if report.errors > 0 {
+        return Err(ctx.invalid(report.findings, report.errors));
+    }
+    let (content_hash, archive_hash) = report.closing_hashes.unwrap_or_default();
+    Ok(SideEnd {
+        content_hash,
+        archive_hash,
+        warnings: report.warnings,
+    })
+}
+
+/// How the side ends at a closing line read without verification: its
+/// hashes as they are.
+fn unverified_end(
+    line: &ndarc_verify::lines::Line<'_>,
+    closing_line: u64,
+    part_count: u64,
+    ctx: &Ctx<'_>,
+) -> Result<SideEnd, Error> {
+    let v = ndarc_json::parse(&line.bytes)
+        .map_err(|e| ctx.malformed(closing_line, format!("closing line: {}", e.message())))?;
+    let get = |n: &str| {
+        v.get(n)
+            .and_then(ndarc_json::Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    if v.get("kind").and_then(ndarc_json::Value::as_str) != Some("closing") {
+        return Err(ctx.malformed(
+            closing_line,
+            format!("line {closing_line} should be the closing line after {part_count} parts"),
+        ));
+    }
+    Ok(SideEnd {
+        content_hash: get("contentHash"),
+        archive_hash: get("archiveHash"),
+        warnings: 0,
+    })
 }
 
 /// Ends the side's verification. Its re-scan of tables out of key order

@@ -448,8 +448,78 @@ fn binary_part(b: &Binary, offset: u64, len: u64, buf: &mut Vec<u8>, part: &mut 
 pub fn generate(opts: &GenOptions, out: &mut impl Write) -> io::Result<Summary> {
     opts.check()?;
     let seed = opts.seed;
+    let tables = planned_tables(opts);
+    let binary_later = opts.later.filter(|l| l.binary).map(|l| l.seed);
+    let object_params = ObjectParams {
+        count: opts.objects,
+        max_bytes: opts.object_bytes,
+        large: opts.large_object,
+        part_bytes: opts.part_bytes,
+    };
+    let (mut objects, object_delta) = binary::objects(seed, &object_params, binary_later);
+    let (mut payloads, payload_delta) =
+        binary::payloads(seed, opts.payloads, opts.payload_bytes, binary_later);
+
+    // Pass 1: plan.
+    let mut buf = Vec::new();
+    let (mut part_count, summaries) = plan_rows(&tables, opts, &mut buf)?;
+    for b in objects.iter_mut().chain(payloads.iter_mut()) {
+        b.sha256 = binary::digest(b);
+        part_count += chunk_count(b.size, b.chunk_cap(opts.part_bytes));
+    }
+    let m = manifest(opts, &tables, &summaries, (&objects, &payloads), part_count);
+
+    // Pass 2: write.
+    let mut content = ContentHasher::new(&content_header_digest(&m));
+    let mut archive = ArchiveWriter::begin(
+        &ndarc_json::to_canonical_vec(&Value::Object(m)),
+        part_count,
+        out,
+    )?;
+    let mut part = PartWriter::new(opts.part_bytes);
+    write_rows(
+        &tables,
+        opts,
+        &mut buf,
+        &mut part,
+        &mut archive,
+        &mut content,
+        out,
+    )?;
+    for b in objects.iter().chain(payloads.iter()) {
+        let cap = b.chunk_cap(opts.part_bytes);
+        let mut offset = 0;
+        loop {
+            let len = (b.size - offset).min(cap);
+            binary_part(b, offset, len, &mut buf, &mut part);
+            archive.finish_part(&mut part, out)?;
+            offset += len;
+            if offset >= b.size {
+                break;
+            }
+        }
+    }
+    let content_hash = content.finish();
+    let sealed = archive.close(&content_hash, out)?;
+
+    Ok(Summary {
+        bytes: sealed.bytes,
+        lines: part_count + 2,
+        part_count,
+        content_hash,
+        archive_hash: sealed.archive_hash,
+        tables: summaries,
+        objects: object_delta.into(),
+        payloads: payload_delta.into(),
+    })
+}
+
+/// The tables to generate, with the rows each has before a later export's
+/// changes.
+fn planned_tables(opts: &GenOptions) -> Vec<Planned> {
+    let seed = opts.seed;
     let kinds = schema::choose(seed, opts.tables, opts.kinds.as_deref());
-    let tables: Vec<Planned> = schema::build(seed, &kinds)
+    schema::build(seed, &kinds)
         .into_iter()
         .map(|def| {
             let base_rows = if def.always_empty {
@@ -464,32 +534,31 @@ pub fn generate(opts: &GenOptions, out: &mut impl Write) -> io::Result<Summary> 
             };
             Planned { def, base_rows }
         })
-        .collect();
-    let later_seed = opts.later.map(|l| l.seed);
-    let binary_later = opts.later.filter(|l| l.binary).map(|l| l.seed);
-    let object_params = ObjectParams {
-        count: opts.objects,
-        max_bytes: opts.object_bytes,
-        large: opts.large_object,
-        part_bytes: opts.part_bytes,
-    };
-    let (mut objects, object_delta) = binary::objects(seed, &object_params, binary_later);
-    let (mut payloads, payload_delta) =
-        binary::payloads(seed, opts.payloads, opts.payload_bytes, binary_later);
+        .collect()
+}
 
-    // Pass 1: plan.
-    let mut maker = RowMaker::new(
-        seed,
-        later_seed.map(|s| LaterRows { seed: s }),
+/// The row maker of both passes (the same rows each time).
+fn row_maker(opts: &GenOptions) -> RowMaker {
+    RowMaker::new(
+        opts.seed,
+        opts.later.map(|l| LaterRows { seed: l.seed }),
         opts.part_bytes,
-    );
-    let mut buf = Vec::new();
+    )
+}
+
+/// Pass 1 over the rows: the number of row parts and what each table holds.
+fn plan_rows(
+    tables: &[Planned],
+    opts: &GenOptions,
+    buf: &mut Vec<u8>,
+) -> io::Result<(u64, Vec<TableSummary>)> {
+    let mut maker = row_maker(opts);
     let mut packer = RowPacker::new(opts.part_bytes);
     let mut part_count = 0u64;
     let mut summaries = Vec::with_capacity(tables.len());
-    for t in &tables {
+    for t in tables {
         packer.end_table();
-        let s = walk_shuffled(t, opts, &mut maker, &mut buf, |item, _| {
+        let s = walk_shuffled(t, opts, &mut maker, buf, |item, _| {
             if packer.admit(item.len())? {
                 part_count += 1;
             }
@@ -497,12 +566,18 @@ pub fn generate(opts: &GenOptions, out: &mut impl Write) -> io::Result<Summary> 
         })?;
         summaries.push(s);
     }
-    for b in objects.iter_mut().chain(payloads.iter_mut()) {
-        b.sha256 = binary::digest(b);
-        part_count += chunk_count(b.size, b.chunk_cap(opts.part_bytes));
-    }
+    Ok((part_count, summaries))
+}
 
-    // The manifest.
+/// The manifest, from the plan of pass 1.
+fn manifest(
+    opts: &GenOptions,
+    tables: &[Planned],
+    summaries: &[TableSummary],
+    (objects, payloads): (&[Binary], &[Binary]),
+    part_count: u64,
+) -> Object<'static> {
+    let seed = opts.seed;
     let mut rng = Rng::new(derive(seed, 0x3A41F));
     let first_ms = 1_577_836_800_000 + rng.below(189_216_000_000);
     let mut exported_ms = first_ms;
@@ -534,7 +609,7 @@ pub fn generate(opts: &GenOptions, out: &mut impl Write) -> io::Result<Summary> 
         Value::Array(
             tables
                 .iter()
-                .zip(&summaries)
+                .zip(summaries)
                 .map(|(t, s)| schema::table_value(&t.def, s.rows))
                 .collect(),
         ),
@@ -547,31 +622,7 @@ pub fn generate(opts: &GenOptions, out: &mut impl Write) -> io::Result<Summary> 
         "payloads",
         Value::Array(payloads.iter().map(binary::manifest_value).collect()),
     );
-    let excluded: Vec<Value<'static>> = if opts.excluded_tables {
-        ["_cf_KV", "d1_migrations", "sqlite_sequence"]
-            .iter()
-            .map(|s| Value::from(*s))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    m.insert("excludedTables", Value::Array(excluded));
-    let mut excluded_columns = Object::new();
-    for t in &tables {
-        if !t.def.excluded_names.is_empty() {
-            excluded_columns.insert(
-                t.def.name.clone(),
-                Value::Array(
-                    t.def
-                        .excluded_names
-                        .iter()
-                        .map(|n| Value::from(n.clone()))
-                        .collect(),
-                ),
-            );
-        }
-    }
-    m.insert("excludedColumns", Value::Object(excluded_columns));
+    exclusions(opts, tables, &mut m);
     m.insert(
         "requiredConfiguration",
         Value::Array(
@@ -587,27 +638,56 @@ pub fn generate(opts: &GenOptions, out: &mut impl Write) -> io::Result<Summary> 
     if opts.migrations {
         m.insert("migrations", migrations());
     }
+    m
+}
 
-    // Pass 2: write.
-    let mut content = ContentHasher::new(&content_header_digest(&m));
-    let mut archive = ArchiveWriter::begin(
-        &ndarc_json::to_canonical_vec(&Value::Object(m)),
-        part_count,
-        out,
-    )?;
+/// The manifest's `excludedTables` and `excludedColumns`.
+fn exclusions(opts: &GenOptions, tables: &[Planned], m: &mut Object<'static>) {
+    let excluded: Vec<Value<'static>> = if opts.excluded_tables {
+        ["_cf_KV", "d1_migrations", "sqlite_sequence"]
+            .iter()
+            .map(|s| Value::from(*s))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    m.insert("excludedTables", Value::Array(excluded));
+    let mut excluded_columns = Object::new();
+    for t in tables {
+        if !t.def.excluded_names.is_empty() {
+            excluded_columns.insert(
+                t.def.name.clone(),
+                Value::Array(
+                    t.def
+                        .excluded_names
+                        .iter()
+                        .map(|n| Value::from(n.clone()))
+                        .collect(),
+                ),
+            );
+        }
+    }
+    m.insert("excludedColumns", Value::Object(excluded_columns));
+}
 
-    let mut part = PartWriter::new(opts.part_bytes);
+/// Pass 2 over the rows: writes the row parts (the last one too), each
+/// row into the content hash.
+fn write_rows<W: Write>(
+    tables: &[Planned],
+    opts: &GenOptions,
+    buf: &mut Vec<u8>,
+    part: &mut PartWriter,
+    archive: &mut ArchiveWriter,
+    content: &mut ContentHasher,
+    out: &mut W,
+) -> io::Result<()> {
     let mut packer = RowPacker::new(opts.part_bytes);
-    let mut maker = RowMaker::new(
-        seed,
-        later_seed.map(|s| LaterRows { seed: s }),
-        opts.part_bytes,
-    );
-    for t in &tables {
+    let mut maker = row_maker(opts);
+    for t in tables {
         packer.end_table();
-        walk_shuffled(t, opts, &mut maker, &mut buf, |item, made| {
+        walk_shuffled(t, opts, &mut maker, buf, |item, made| {
             if packer.admit(item.len())? {
-                archive.finish_part(&mut part, out)?;
+                archive.finish_part(part, out)?;
                 part.begin();
             }
             part.push_item(item);
@@ -619,33 +699,8 @@ pub fn generate(opts: &GenOptions, out: &mut impl Write) -> io::Result<Summary> 
             Ok(())
         })?;
     }
-    archive.finish_part(&mut part, out)?;
-    for b in objects.iter().chain(payloads.iter()) {
-        let cap = b.chunk_cap(opts.part_bytes);
-        let mut offset = 0;
-        loop {
-            let len = (b.size - offset).min(cap);
-            binary_part(b, offset, len, &mut buf, &mut part);
-            archive.finish_part(&mut part, out)?;
-            offset += len;
-            if offset >= b.size {
-                break;
-            }
-        }
-    }
-    let content_hash = content.finish();
-    let sealed = archive.close(&content_hash, out)?;
-
-    Ok(Summary {
-        bytes: sealed.bytes,
-        lines: part_count + 2,
-        part_count,
-        content_hash,
-        archive_hash: sealed.archive_hash,
-        tables: summaries,
-        objects: object_delta.into(),
-        payloads: payload_delta.into(),
-    })
+    archive.finish_part(part, out)?;
+    Ok(())
 }
 
 /// [`generate`] into a vector.

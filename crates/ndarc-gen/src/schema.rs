@@ -258,218 +258,270 @@ fn table(kind: TableKind, name: &str, columns: Vec<ColDef>) -> TableDef {
 const STATUSES: &[&str] = &["pending", "paid", "shipped", "cancelled", "refunded"];
 const EVENT_KINDS: &[&str] = &["login", "logout", "purchase", "error", "héartbeat"];
 
+/// The table of template `kind` (`seed` draws a random table's schema).
 fn template(kind: TableKind, seed: u64) -> TableDef {
-    use CellKind as K;
-    let int_key = |shift, mask, offset| {
-        K::Key(KeyPart::Int {
-            shift,
-            mask,
-            offset,
-        })
-    };
     match kind {
-        TableKind::Users => table(
-            kind,
-            "users",
-            vec![
-                col("id", "INTEGER", int_key(0, u64::MAX, 1)).pk(1),
-                col("name", "TEXT", K::Name).nn(),
-                col("email", "VARCHAR(255)", K::Email).nulls(100),
-                col("password_hash", "TEXT", K::ShortText).excluded(),
-                col("api_token", "CHAR(64)", K::ShortText).excluded(),
-                col("created_at", "DATETIME", K::EpochMs).nn(),
-                col("balance", "NUMERIC", K::Numeric).nulls(150),
-                col("score", "REAL", K::Real).nulls(100),
-                col("is_admin", "BOOLEAN", K::Bool).nn(),
-                col("bio", "TEXT", K::LongText).nulls(200),
-                col("avatar", "BLOB", K::Blob).nulls(300),
-                col("settings", "", K::Any).nulls(100),
-                col("slug", "TEXT", K::ShortText).generated("stored", "lower(name)"),
-                col("name_length", "INTEGER", K::Int).generated("virtual", "length(name)"),
-            ],
-        ),
-        TableKind::Orders => table(
-            kind,
-            "orders",
-            vec![
-                col("seq", "INTEGER", int_key(0, 63, 0)).nn().pk(2),
-                col("user_id", "INTEGER", int_key(6, u64::MAX, 1))
-                    .nn()
-                    .pk(1)
-                    .refs("users", "id"),
-                col("amount", "DECIMAL(10,2)", K::Money).nn(),
-                col("qty", "INT", K::SmallInt).nn(),
-                col("total", "REAL", K::Real).generated("virtual", "amount * qty"),
-                col("status", "VARCHAR(16)", K::Enum(STATUSES)).nn(),
-                col("placed_at", "DATETIME", K::EpochMs).nulls(100),
-                col("note", "CLOB", K::Escapes).nulls(400),
-            ],
-        ),
-        TableKind::Events => {
-            let mut t = table(
-                kind,
-                "events",
-                vec![
-                    col("kind", "TEXT", K::Enum(EVENT_KINDS)).nn(),
-                    col("user_id", "INTEGER", K::Int)
-                        .nulls(200)
-                        .refs("users", "id"),
-                    col("audit_id", "TEXT", K::ShortText)
-                        .nulls(500)
-                        .refs("Audit", "EventID"),
-                    col("payload", "TEXT", K::JsonText).nulls(100),
-                    col("at", "INTEGER", K::EpochMs).nn(),
-                    col("data", "BLOB", K::Blob).nulls(500),
-                    col("weight", "FLOAT", K::Real).nulls(300),
-                ],
-            );
-            t.rowid_offset = -500_000;
-            t
-        }
-        TableKind::LegacyRows => {
-            let mut t = table(
-                kind,
-                "legacy_rows",
-                vec![
-                    col("rowid", "TEXT", K::ShortText).nulls(100),
-                    col("value", "NUMERIC", K::Numeric).nulls(100),
-                    col("extra", "", K::Any).nulls(200),
-                    col("flag", "BOOL", K::Bool).nulls(300),
-                ],
-            );
-            t.lower_sql = true;
-            t
-        }
-        TableKind::ShadowedRowid => {
-            let mut t = table(
-                kind,
-                "shadowed_rowid",
-                vec![
-                    col("ROWID", "INTEGER", K::Int).nulls(100),
-                    col("_RowId_", "TEXT", K::Name).nulls(100),
-                    col("note", "TEXT", K::Escapes).nulls(300),
-                ],
-            );
-            t.rowid_offset = 1_000_000_000_000;
-            t
-        }
-        TableKind::Tags => table(
-            kind,
-            "tags",
-            vec![
-                col(
-                    "name",
-                    "TEXT",
-                    K::Key(KeyPart::Text {
-                        prefix: "tag-",
-                        shift: 0,
-                        mask: u64::MAX,
-                        width: 10,
-                        suffix: true,
-                    }),
-                )
-                .pk(1),
-                col("color", "CHAR(7)", K::Color).nn(),
-                col("weight", "REAL", K::Real).nulls(200),
-                col("description", "NVARCHAR(200)", K::Name).nulls(300),
-            ],
-        ),
-        TableKind::KvStore => {
-            let mut t = table(
-                kind,
-                "kv_store",
-                vec![
-                    col(
-                        "ns",
-                        "TEXT",
-                        K::Key(KeyPart::Text {
-                            prefix: "ns-",
-                            shift: 8,
-                            mask: u64::MAX,
-                            width: 8,
-                            suffix: false,
-                        }),
-                    )
-                    .nn()
-                    .pk(1),
-                    col(
-                        "key",
-                        "TEXT",
-                        K::Key(KeyPart::Text {
-                            prefix: "k/",
-                            shift: 0,
-                            mask: 255,
-                            width: 3,
-                            suffix: true,
-                        }),
-                    )
-                    .nn()
-                    .pk(2),
-                    col("value", "BLOB", K::Any).nn(),
-                    col("expires_at", "INTEGER", K::EpochMs).nulls(500),
-                    col("version", "NUMERIC", K::SmallInt).nn(),
-                ],
-            );
-            t.without_rowid = true;
-            t
-        }
-        TableKind::EmptyThings => {
-            let mut t = table(
-                kind,
-                "empty_things",
-                vec![
-                    col("id", "INTEGER", int_key(0, u64::MAX, 1)).pk(1),
-                    col("label", "TEXT", K::Name).nn(),
-                ],
-            );
-            t.always_empty = true;
-            t
-        }
-        TableKind::Unicode => {
-            let mut t = table(
-                kind,
-                "名前_😀",
-                vec![
-                    col("ключ", "TEXT", K::Name).nn(),
-                    col("値", "REAL", K::Real).nulls(100),
-                    col("emoji 😀", "TEXT", K::Escapes).nulls(100),
-                    col("Ünïcödé", "BLOB", K::Blob).nulls(300),
-                    col("タグ", "TEXT", K::ShortText)
-                        .nulls(300)
-                        .refs("tags", "name"),
-                ],
-            );
-            t.rowid_offset = 4_503_599_627_370_496; // 2^52
-            t
-        }
-        TableKind::Audit => table(
-            kind,
-            "Audit",
-            vec![
-                col(
-                    "EventID",
-                    "TEXT",
-                    K::Key(KeyPart::Text {
-                        prefix: "evt-",
-                        shift: 0,
-                        mask: u64::MAX,
-                        width: 12,
-                        suffix: true,
-                    }),
-                )
-                .nn()
-                .pk(1),
-                col("Actor", "INTEGER", K::Int)
-                    .nulls(200)
-                    .refs("users", "id"),
-                col("At", "DATETIME", K::EpochMs).nn(),
-                col("Message", "TEXT", K::Escapes).nn(),
-                col("Detail", "TEXT", K::JsonText).nulls(300),
-            ],
-        ),
+        TableKind::Users => users(kind),
+        TableKind::Orders => orders(kind),
+        TableKind::Events => events(kind),
+        TableKind::LegacyRows => legacy_rows(kind),
+        TableKind::ShadowedRowid => shadowed_rowid(kind),
+        TableKind::Tags => tags(kind),
+        TableKind::KvStore => kv_store(kind),
+        TableKind::EmptyThings => empty_things(kind),
+        TableKind::Unicode => unicode(kind),
+        TableKind::Audit => audit(kind),
         TableKind::Random(i) => random_table(i, seed),
         TableKind::Narrow(i) => narrow_table(kind, i),
     }
+}
+
+/// An integer key part: `offset + ((K >> shift) & mask)`.
+fn int_key(shift: u32, mask: u64, offset: i64) -> CellKind {
+    CellKind::Key(KeyPart::Int {
+        shift,
+        mask,
+        offset,
+    })
+}
+
+/// `users`: every affinity, generated and excluded columns, an integer
+/// key (a rowid alias).
+fn users(kind: TableKind) -> TableDef {
+    use CellKind as K;
+    table(
+        kind,
+        "users",
+        vec![
+            col("id", "INTEGER", int_key(0, u64::MAX, 1)).pk(1),
+            col("name", "TEXT", K::Name).nn(),
+            col("email", "VARCHAR(255)", K::Email).nulls(100),
+            col("password_hash", "TEXT", K::ShortText).excluded(),
+            col("api_token", "CHAR(64)", K::ShortText).excluded(),
+            col("created_at", "DATETIME", K::EpochMs).nn(),
+            col("balance", "NUMERIC", K::Numeric).nulls(150),
+            col("score", "REAL", K::Real).nulls(100),
+            col("is_admin", "BOOLEAN", K::Bool).nn(),
+            col("bio", "TEXT", K::LongText).nulls(200),
+            col("avatar", "BLOB", K::Blob).nulls(300),
+            col("settings", "", K::Any).nulls(100),
+            col("slug", "TEXT", K::ShortText).generated("stored", "lower(name)"),
+            col("name_length", "INTEGER", K::Int).generated("virtual", "length(name)"),
+        ],
+    )
+}
+
+/// `orders`: a composite primary key referring to `users`.
+fn orders(kind: TableKind) -> TableDef {
+    use CellKind as K;
+    table(
+        kind,
+        "orders",
+        vec![
+            col("seq", "INTEGER", int_key(0, 63, 0)).nn().pk(2),
+            col("user_id", "INTEGER", int_key(6, u64::MAX, 1))
+                .nn()
+                .pk(1)
+                .refs("users", "id"),
+            col("amount", "DECIMAL(10,2)", K::Money).nn(),
+            col("qty", "INT", K::SmallInt).nn(),
+            col("total", "REAL", K::Real).generated("virtual", "amount * qty"),
+            col("status", "VARCHAR(16)", K::Enum(STATUSES)).nn(),
+            col("placed_at", "DATETIME", K::EpochMs).nulls(100),
+            col("note", "CLOB", K::Escapes).nulls(400),
+        ],
+    )
+}
+
+/// `events`: a rowid table without a key, rowids from a negative offset.
+fn events(kind: TableKind) -> TableDef {
+    use CellKind as K;
+    let mut t = table(
+        kind,
+        "events",
+        vec![
+            col("kind", "TEXT", K::Enum(EVENT_KINDS)).nn(),
+            col("user_id", "INTEGER", K::Int)
+                .nulls(200)
+                .refs("users", "id"),
+            col("audit_id", "TEXT", K::ShortText)
+                .nulls(500)
+                .refs("Audit", "EventID"),
+            col("payload", "TEXT", K::JsonText).nulls(100),
+            col("at", "INTEGER", K::EpochMs).nn(),
+            col("data", "BLOB", K::Blob).nulls(500),
+            col("weight", "FLOAT", K::Real).nulls(300),
+        ],
+    );
+    t.rowid_offset = -500_000;
+    t
+}
+
+/// `legacy_rows`: a column named `rowid`, SQL in lower case.
+fn legacy_rows(kind: TableKind) -> TableDef {
+    use CellKind as K;
+    let mut t = table(
+        kind,
+        "legacy_rows",
+        vec![
+            col("rowid", "TEXT", K::ShortText).nulls(100),
+            col("value", "NUMERIC", K::Numeric).nulls(100),
+            col("extra", "", K::Any).nulls(200),
+            col("flag", "BOOL", K::Bool).nulls(300),
+        ],
+    );
+    t.lower_sql = true;
+    t
+}
+
+/// `shadowed_rowid`: columns that shadow `ROWID` and `_RowId_`, large
+/// rowids.
+fn shadowed_rowid(kind: TableKind) -> TableDef {
+    use CellKind as K;
+    let mut t = table(
+        kind,
+        "shadowed_rowid",
+        vec![
+            col("ROWID", "INTEGER", K::Int).nulls(100),
+            col("_RowId_", "TEXT", K::Name).nulls(100),
+            col("note", "TEXT", K::Escapes).nulls(300),
+        ],
+    );
+    t.rowid_offset = 1_000_000_000_000;
+    t
+}
+
+/// `tags`: a text primary key.
+fn tags(kind: TableKind) -> TableDef {
+    use CellKind as K;
+    table(
+        kind,
+        "tags",
+        vec![
+            col(
+                "name",
+                "TEXT",
+                K::Key(KeyPart::Text {
+                    prefix: "tag-",
+                    shift: 0,
+                    mask: u64::MAX,
+                    width: 10,
+                    suffix: true,
+                }),
+            )
+            .pk(1),
+            col("color", "CHAR(7)", K::Color).nn(),
+            col("weight", "REAL", K::Real).nulls(200),
+            col("description", "NVARCHAR(200)", K::Name).nulls(300),
+        ],
+    )
+}
+
+/// `kv_store`: a `WITHOUT ROWID` table with a composite text key.
+fn kv_store(kind: TableKind) -> TableDef {
+    use CellKind as K;
+    let mut t = table(
+        kind,
+        "kv_store",
+        vec![
+            col(
+                "ns",
+                "TEXT",
+                K::Key(KeyPart::Text {
+                    prefix: "ns-",
+                    shift: 8,
+                    mask: u64::MAX,
+                    width: 8,
+                    suffix: false,
+                }),
+            )
+            .nn()
+            .pk(1),
+            col(
+                "key",
+                "TEXT",
+                K::Key(KeyPart::Text {
+                    prefix: "k/",
+                    shift: 0,
+                    mask: 255,
+                    width: 3,
+                    suffix: true,
+                }),
+            )
+            .nn()
+            .pk(2),
+            col("value", "BLOB", K::Any).nn(),
+            col("expires_at", "INTEGER", K::EpochMs).nulls(500),
+            col("version", "NUMERIC", K::SmallInt).nn(),
+        ],
+    );
+    t.without_rowid = true;
+    t
+}
+
+/// `empty_things`: a table that has no rows.
+fn empty_things(kind: TableKind) -> TableDef {
+    use CellKind as K;
+    let mut t = table(
+        kind,
+        "empty_things",
+        vec![
+            col("id", "INTEGER", int_key(0, u64::MAX, 1)).pk(1),
+            col("label", "TEXT", K::Name).nn(),
+        ],
+    );
+    t.always_empty = true;
+    t
+}
+
+/// `名前_😀`: non-ASCII names, rowids from 2^52.
+fn unicode(kind: TableKind) -> TableDef {
+    use CellKind as K;
+    let mut t = table(
+        kind,
+        "名前_😀",
+        vec![
+            col("ключ", "TEXT", K::Name).nn(),
+            col("値", "REAL", K::Real).nulls(100),
+            col("emoji 😀", "TEXT", K::Escapes).nulls(100),
+            col("Ünïcödé", "BLOB", K::Blob).nulls(300),
+            col("タグ", "TEXT", K::ShortText)
+                .nulls(300)
+                .refs("tags", "name"),
+        ],
+    );
+    t.rowid_offset = 4_503_599_627_370_496; // 2^52
+    t
+}
+
+/// `Audit`: mixed-case names, a text key that `events` refers to.
+fn audit(kind: TableKind) -> TableDef {
+    use CellKind as K;
+    table(
+        kind,
+        "Audit",
+        vec![
+            col(
+                "EventID",
+                "TEXT",
+                K::Key(KeyPart::Text {
+                    prefix: "evt-",
+                    shift: 0,
+                    mask: u64::MAX,
+                    width: 12,
+                    suffix: true,
+                }),
+            )
+            .nn()
+            .pk(1),
+            col("Actor", "INTEGER", K::Int)
+                .nulls(200)
+                .refs("users", "id"),
+            col("At", "DATETIME", K::EpochMs).nn(),
+            col("Message", "TEXT", K::Escapes).nn(),
+            col("Detail", "TEXT", K::JsonText).nulls(300),
+        ],
+    )
 }
 
 const LANGS: &[&str] = &["en", "de", "fr", "ja", "pt-BR", "zh-Hans", "ar"];

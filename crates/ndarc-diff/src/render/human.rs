@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use ndarc_format::manifest::{Column, ObjectEntry};
 
 use super::{count, ignored_text, safe, show_value, summary, word_diff, Piece, RenderOptions};
-use crate::model::{Diff, EntryDiff, NameChanges, Side, TableDiff};
+use crate::model::{Diff, EntryDiff, NameChanges, SchemaDiff, Side, TableDiff};
 
 struct Out<'w> {
     w: &'w mut dyn Write,
@@ -298,6 +298,19 @@ pub fn human(d: &Diff, opts: &RenderOptions, w: &mut dyn Write) -> io::Result<()
         colour: opts.colour,
     };
     let o = &mut o;
+    header(o, d)?;
+    schema(o, &d.schema)?;
+    for t in &d.tables {
+        table(o, t, opts, d.keys_only)?;
+        o.line("")?;
+    }
+    binaries(o, d)?;
+    configuration(o, d)?;
+    footer(o, d)
+}
+
+/// The header: both inputs, whether they were verified, their warnings.
+fn header(o: &mut Out<'_>, d: &Diff) -> io::Result<()> {
     for (mark, i, p) in [
         ("---", &d.before, Paint::Red),
         ("+++", &d.after, Paint::Green),
@@ -326,10 +339,11 @@ pub fn human(d: &Diff, opts: &RenderOptions, w: &mut dyn Write) -> io::Result<()
             ))?;
         }
     }
-    o.line("")?;
+    o.line("")
+}
 
-    // Schema.
-    let s = &d.schema;
+/// The schema changes, when there are some.
+fn schema(o: &mut Out<'_>, s: &SchemaDiff) -> io::Result<()> {
     if s.has_changes() {
         let h = o.paint(Paint::Bold, "schema");
         o.line(&h)?;
@@ -424,11 +438,11 @@ pub fn human(d: &Diff, opts: &RenderOptions, w: &mut dyn Write) -> io::Result<()
         o.line("")?;
     }
 
-    for t in &d.tables {
-        table(o, t, opts, d.keys_only)?;
-        o.line("")?;
-    }
+    Ok(())
+}
 
+/// Objects and payloads added, removed and changed.
+fn binaries(o: &mut Out<'_>, d: &Diff) -> io::Result<()> {
     let had_entries = d.objects.has_changes() || d.payloads.has_changes();
     entries(
         o,
@@ -459,6 +473,11 @@ pub fn human(d: &Diff, opts: &RenderOptions, w: &mut dyn Write) -> io::Result<()
         o.line("")?;
     }
 
+    Ok(())
+}
+
+/// Changes of `requiredConfiguration`, the exclusions and the product.
+fn configuration(o: &mut Out<'_>, d: &Diff) -> io::Result<()> {
     let mut config = false;
     if d.configuration_changed || !d.configuration.is_empty() {
         let mut l = format!("{}: ", o.paint(Paint::Bold, "requiredConfiguration"));
@@ -503,6 +522,11 @@ pub fn human(d: &Diff, opts: &RenderOptions, w: &mut dyn Write) -> io::Result<()
     if config {
         o.line("")?;
     }
+    Ok(())
+}
+
+/// What was ignored, the summary line and the gate's outcome.
+fn footer(o: &mut Out<'_>, d: &Diff) -> io::Result<()> {
     if !d.ignored.is_empty() {
         let text = ignored_text(d, &|s| s.to_string());
         let l = o.paint(Paint::Dim, &format!("ignored: {text}"));

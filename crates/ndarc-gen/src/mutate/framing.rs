@@ -339,18 +339,30 @@ fn closing_missing(m: &mut Model, _rng: &mut Rng) -> R<Edit> {
 /// archive (lines: 1 manifest; 2, 3 rows of `notes` and `users`; 4
 /// `greeting.txt`; 5, 6 `logo.bin`; 7 `kv cache`; 8 `kv`; 9 closing).
 pub(super) fn fixtures(base: &Base) -> R<Vec<Fixture>> {
+    let mut out = Vec::new();
+    carriage_return_fixtures(base, &mut out)?;
+    empty_line_fixtures(base, &mut out)?;
+    missing_final_newline_fixtures(base, &mut out)?;
+    line_too_long_fixtures(base, &mut out)?;
+    trailing_data_fixtures(base, &mut out)?;
+    missing_record_fixtures(base, &mut out)?;
+    Ok(out)
+}
+
+/// `lines` with line `k` replaced by `f` of it.
+fn with_line(lines: &[Vec<u8>], k: usize, f: &dyn Fn(&[u8]) -> R<Vec<u8>>) -> R<Vec<Vec<u8>>> {
+    let mut ls = lines.to_vec();
+    ls[k] = f(&ls[k])?;
+    Ok(ls)
+}
+
+/// CR before the LF of every line, of the closing only, and inside a line.
+fn carriage_return_fixtures(base: &Base, out: &mut Vec<Fixture>) -> R<()> {
     use Code::*;
     const GREET: usize = 3;
-    const KV: usize = 7;
     let l = &base.lines;
     let c = base.closing();
     let closing_line = c as u64 + 1;
-    let with = |k: usize, f: &dyn Fn(&[u8]) -> R<Vec<u8>>| -> R<Vec<Vec<u8>>> {
-        let mut ls = l.clone();
-        ls[k] = f(&ls[k])?;
-        Ok(ls)
-    };
-    let mut out = Vec::new();
 
     // Every line ends with CR LF; archiveHash covers the CRs.
     let mut ls: Vec<Vec<u8>> = l.iter().map(|x| [&x[..], b"\r"].concat()).collect();
@@ -361,14 +373,14 @@ pub(super) fn fixtures(base: &Base) -> R<Vec<Fixture>> {
         .note("every line ends with CR LF (a Windows conversion). archiveHash is computed over the raw line bytes, CRs included (FORMAT-BRIEF §7: 'BOM and CR are errors; archiveHash is still defined over the raw line bytes')")
         .fixture("carriage_return", join(&ls))?);
 
-    let ls = with(c, &|x| Ok([x, b"\r"].concat()))?;
+    let ls = with_line(l, c, &|x| Ok([x, b"\r"].concat()))?;
     out.push(
         Expect::new(CarriageReturn, closing_line)
             .note("only the closing line (which no hash covers) ends with CR LF")
             .fixture("carriage_return-closing", join(&ls))?,
     );
 
-    let mut ls = with(GREET, &|x| {
+    let mut ls = with_line(l, GREET, &|x| {
         replace(
             x,
             b"\"key\":\"greeting.txt\"",
@@ -384,7 +396,15 @@ pub(super) fn fixtures(base: &Base) -> R<Vec<Fixture>> {
             )
             .fixture("carriage_return-inside", join(&ls))?,
     );
+    Ok(())
+}
 
+/// Empty lines: between parts, before the manifest, holding only CR, after
+/// the closing.
+fn empty_line_fixtures(base: &Base, out: &mut Vec<Fixture>) -> R<()> {
+    use Code::*;
+    let l = &base.lines;
+    let closing_line = base.closing() as u64 + 1;
     let split =
         |at: usize, between: &[u8]| [&join(&l[..at])[..], between, &join(&l[at..])].concat();
     out.push(Expect::new(EmptyLine, 3).fixture("empty_line", split(2, b"\n"))?);
@@ -405,7 +425,15 @@ pub(super) fn fixtures(base: &Base) -> R<Vec<Fixture>> {
             .note("an LF after the closing line's LF")
             .fixture("empty_line-end", [&join(l)[..], b"\n"].concat())?,
     );
+    Ok(())
+}
 
+/// No LF after the closing line, and a closing line cut short.
+fn missing_final_newline_fixtures(base: &Base, out: &mut Vec<Fixture>) -> R<()> {
+    use Code::*;
+    let l = &base.lines;
+    let c = base.closing();
+    let closing_line = c as u64 + 1;
     out.push(
         Expect::new(MissingFinalNewline, closing_line)
             .fixture("missing_final_newline", l.join(&b'\n'))?,
@@ -416,7 +444,15 @@ pub(super) fn fixtures(base: &Base) -> R<Vec<Fixture>> {
         .allow(&["part_count_mismatch"])
         .note("a download cut in the middle of the closing line; the cut line cannot be told from a part, so counting it as one (part_count_mismatch) is allowed")
         .fixture("missing_final_newline-truncated", [&join(&l[..c])[..], cut].concat())?);
+    Ok(())
+}
 
+/// Lines over the limits (lowered by each fixture's options).
+fn line_too_long_fixtures(base: &Base, out: &mut Vec<Fixture>) -> R<()> {
+    use Code::*;
+    const GREET: usize = 3;
+    let l = &base.lines;
+    let c = base.closing();
     // greeting.txt made 900 bytes (1,200 base64) and the archive resealed.
     let long = long_greeting(base)?;
     out.push(
@@ -447,7 +483,16 @@ pub(super) fn fixtures(base: &Base) -> R<Vec<Fixture>> {
             .note("the manifest limit is lowered to 1024 bytes; the manifest is longer")
             .fixture("line_too_long-manifest", join(l))?,
     );
+    Ok(())
+}
 
+/// Lines after the closing: the closing again, garbage, a part.
+fn trailing_data_fixtures(base: &Base, out: &mut Vec<Fixture>) -> R<()> {
+    use Code::*;
+    const KV: usize = 7;
+    let l = &base.lines;
+    let c = base.closing();
+    let closing_line = c as u64 + 1;
     let after = |extra: &[u8]| [&join(l)[..], extra, b"\n"].concat();
     out.push(
         Expect::new(TrailingData, closing_line + 1)
@@ -465,7 +510,16 @@ pub(super) fn fixtures(base: &Base) -> R<Vec<Fixture>> {
             .note("a well-formed part line follows the closing")
             .fixture("trailing_data-part", after(&l[KV]))?,
     );
+    Ok(())
+}
 
+/// No closing line; no manifest line (an empty file, the parts first, the
+/// manifest in an array).
+fn missing_record_fixtures(base: &Base, out: &mut Vec<Fixture>) -> R<()> {
+    use Code::*;
+    let l = &base.lines;
+    let c = base.closing();
+    let closing_line = c as u64 + 1;
     out.push(Expect::new(ClosingMissing, closing_line)
         .offset(Offset::Eof)
         .note("truncated before the closing line; the finding is at the line where the closing should be, offset = file length")
@@ -482,14 +536,14 @@ pub(super) fn fixtures(base: &Base) -> R<Vec<Fixture>> {
             .note("the manifest line is missing: the file starts with the first part")
             .fixture("manifest_missing-part-first", join(&l[1..]))?,
     );
-    let mut ls = with(0, &|x| Ok([b"[", x, b"]"].concat()))?;
+    let mut ls = with_line(l, 0, &|x| Ok([b"[", x, b"]"].concat()))?;
     rehash(&mut ls)?;
     out.push(
         Expect::new(ManifestMissing, 1)
             .pointer("")
             .fixture("manifest_missing-array", join(&ls))?,
     );
-    Ok(out)
+    Ok(())
 }
 
 /// The base archive with `greeting.txt` (its only chunk on line 4) made 900

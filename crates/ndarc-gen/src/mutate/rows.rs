@@ -12,7 +12,8 @@ use super::edit::{
     Need, Tab, R, V,
 };
 use super::fixture::{
-    self as fx, add_to_users_sql, build, case, column, Fixture, Recs, GREET, LOGO0, M, NOTES, USERS,
+    self as fx, add_to_users_sql, build, case, column, Case, Fixture, Recs, GREET, LOGO0, M, NOTES,
+    USERS,
 };
 use super::Mutation;
 
@@ -600,10 +601,18 @@ fn row_item(table: &'static str, index: i64, rowid: Option<i64>, row: &str) -> R
 /// The fixtures of `testdata/invalid` for these rules, from the base
 /// archive's records (see `framing::fixtures` for its lines).
 pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
+    let mut cases = index_and_count_cases(r);
+    cases.extend(cell_cases(r));
+    cases.extend(key_cases(r));
+    build(cases)
+}
+
+/// Rows numbered and counted wrong (`row_index`, `row_count`).
+fn index_and_count_cases(r: &Recs) -> Vec<Case> {
     let c = |name, line, ptr| case(r, name, line, ptr);
     let split_notes = |r: &mut Recs| r.split(NOTES, 2);
     let no_counts = |s: &mut fx::Seal| s.counts = false;
-    build(vec![
+    vec![
         c("row_index", 2, "/items/1/index")
             .set(NOTES, "/items/1/index", "2")
             .set(NOTES, "/items/2/index", "3"),
@@ -632,6 +641,13 @@ pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
                 r.renumber();
                 Ok(())
             }),
+    ]
+}
+
+/// Rows whose members or cells break their columns (`row_columns`, `row_not_null`, `row_type`, `unsafe_integer`, `invalid_base64`).
+fn cell_cases(r: &Recs) -> Vec<Case> {
+    let c = |name, line, ptr| case(r, name, line, ptr);
+    vec![
         c("row_columns", 3, "/items/1/row").del(USERS, "/items/1/row/score"),
         c("row_columns-extra", 3, "/items/1/row").set(USERS, "/items/1/row/email", "null"),
         c("row_columns-case", 2, "/items/0/row")
@@ -693,6 +709,14 @@ pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
             .allow(&["binary_missing"])
             .note("the URL-safe alphabet (- and _) in the first of logo.bin's two chunks; the object's bytes cannot be read, so reporting it incomplete is allowed; the second chunk's offset (4) is right")
             .set(LOGO0, "/items/0/data", r#""AAH7_w==""#),
+    ]
+}
+
+/// Rows out of order or repeating a key (`rowid_order`, `duplicate_row_key`, `row_key_order`).
+fn key_cases(r: &Recs) -> Vec<Case> {
+    let c = |name, line, ptr| case(r, name, line, ptr);
+    let split_notes = |r: &mut Recs| r.split(NOTES, 2);
+    vec![
         c("rowid_order", 2, "/items/2/rowid").put("2"),
         c("rowid_order-across-parts", 3, "/items/0/rowid")
             .with(split_notes)
@@ -762,5 +786,5 @@ pub(super) fn fixtures(r: &Recs) -> R<Vec<Fixture>> {
                 r#""CREATE TABLE users(id PRIMARY KEY, name TEXT NOT NULL, avatar BLOB, score REAL)""#,
             )
             .set(USERS, "/items/0/row/id", r#""3""#),
-    ])
+    ]
 }

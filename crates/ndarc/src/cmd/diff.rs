@@ -311,7 +311,7 @@ fn open<'a>(
     path: &'a Path,
     other: &Path,
     fallback: &Header,
-    tables: &(Vec<String>, Vec<String>, Vec<(String, String)>),
+    tables: &TablesFlags,
     packing: &mut Vec<(String, PackStream)>,
 ) -> Source<'a> {
     if !dbinput::is_database(path) {
@@ -330,8 +330,63 @@ fn open<'a>(
     }
 }
 
+/// The tables flags of a database side: excluded, included, secret
+/// columns.
+type TablesFlags = (Vec<String>, Vec<String>, Vec<(String, String)>);
+
 /// Runs `ndarc diff`.
 pub fn run(args: Args, ctx: &Context) -> CmdResult {
+    check_inputs(&args)?;
+    let tables = (
+        args.tables.exclude_table.clone(),
+        args.tables.include_table.clone(),
+        args.tables.secret_columns()?,
+    );
+    check_also(&args)?;
+    // The gate is read and checked before the archives are.
+    let gate = match &args.gate {
+        None => None,
+        Some(path) => {
+            let bytes = std::fs::read(path).map_err(|e| {
+                Failure::io(format_args!("--gate: cannot read {}", path.display()), &e)
+            })?;
+            Some(
+                ndarc_diff::gate::Gate::parse(&bytes)
+                    .map_err(|e| Failure::new(format!("--gate {}: {e}", path.display())))?,
+            )
+        }
+    };
+    let (also_sql, patch_wanted) = check_patch(&args)?;
+    let opts = diff_options(&args);
+    // The --also files, refused now (before the diff) when they exist.
+    let mode = args.output.mode.map_or(FileMode::Umask, FileMode::Exact);
+    let mut also_files = Vec::new();
+    for (format, file) in &args.also {
+        also_files.push((
+            *format,
+            AtomicFile::create_with(file, args.output.force, mode)?,
+        ));
+    }
+    let make_patch = patch_wanted && (!args.quiet.quiet || also_sql);
+    let (mut d, patch) = diff(&args, ctx, &opts, &tables, make_patch)?;
+    // With a gate, the gate decides: differences that break no rule pass.
+    d.gate = gate.map(|g| g.check(&d));
+    let failed = match &d.gate {
+        Some(g) => !g.passed(),
+        None => d.has_differences(),
+    };
+    let status = if failed {
+        Status::Findings
+    } else {
+        Status::Success
+    };
+    write_outputs(&args, ctx, &d, also_files, patch)?;
+    Ok(status)
+}
+
+/// Refuses inputs that cannot be diffed as given: both standard input, one
+/// that is the output, tables flags without a database.
+fn check_inputs(args: &Args) -> Result<(), Failure> {
     if is_stdio(&args.before) && is_stdio(&args.after) {
         return Err(Failure::new(
             "only one of the two archives can be standard input (-)",
@@ -348,11 +403,11 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             "--exclude-table, --include-table and --secret-column say how a database side is packed; neither input is a database (to leave tables or columns out of two archives' diff, use --ignore-table and --ignore-column)",
         ));
     }
-    let tables = (
-        args.tables.exclude_table.clone(),
-        args.tables.include_table.clone(),
-        args.tables.secret_columns()?,
-    );
+    Ok(())
+}
+
+/// Refuses an --also file that is an input or written twice.
+fn check_also(args: &Args) -> Result<(), Failure> {
     for (i, (_, file)) in args.also.iter().enumerate() {
         refuse_input(file, &[&args.before, &args.after])?;
         let earlier = args.also[..i].iter().map(|(_, f)| f.as_path());
@@ -366,21 +421,18 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             )));
         }
     }
-    // The gate is read and checked before the archives are.
-    let gate = match &args.gate {
-        None => None,
-        Some(path) => {
-            let bytes = std::fs::read(path).map_err(|e| {
-                Failure::io(format_args!("--gate: cannot read {}", path.display()), &e)
-            })?;
-            Some(
-                ndarc_diff::gate::Gate::parse(&bytes)
-                    .map_err(|e| Failure::new(format!("--gate {}: {e}", path.display())))?,
-            )
-        }
-    };
-    let formats = || std::iter::once(args.format).chain(args.also.iter().map(|(f, _)| *f));
-    if !args.stat && formats().filter(|f| *f == Format::Sql).count() > 1 {
+    Ok(())
+}
+
+/// The formats written: `--format`, then each `--also`'s.
+fn formats(args: &Args) -> impl Iterator<Item = Format> + '_ {
+    std::iter::once(args.format).chain(args.also.iter().map(|(f, _)| *f))
+}
+
+/// Whether an --also file is the sql patch, and whether a patch is
+/// written at all; refuses what a patch cannot be written with.
+fn check_patch(args: &Args) -> Result<(bool, bool), Failure> {
+    if !args.stat && formats(args).filter(|f| *f == Format::Sql).count() > 1 {
         return Err(Failure::new(
             "the sql patch can be written once: --format sql or one --also sql=FILE",
         ));
@@ -397,6 +449,11 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             "--no-verify cannot be used with --format sql (or --also sql=FILE): a patch is written only from verified archives",
         ));
     }
+    Ok((also_sql, patch_wanted))
+}
+
+/// The diff's options, from the flags.
+fn diff_options(args: &Args) -> ndarc_diff::Options {
     let verify = verify_options(
         &args.max_errors,
         &args.limits,
@@ -406,7 +463,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     // Contents of added and removed rows are kept only where they are
     // written: always in JSON, in human and markdown output with
     // --full-rows or up to --max-rows.
-    let row_contents = formats()
+    let row_contents = formats(args)
         .map(|format| match (args.stat, format) {
             (true, _) | (_, Format::Sql) | (_, Format::Github) => 0,
             (false, Format::Json) => usize::MAX,
@@ -415,16 +472,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         })
         .max()
         .unwrap_or(0);
-    // The --also files, refused now (before the diff) when they exist.
-    let mode = args.output.mode.map_or(FileMode::Umask, FileMode::Exact);
-    let mut also_files = Vec::new();
-    for (format, file) in &args.also {
-        also_files.push((
-            *format,
-            AtomicFile::create_with(file, args.output.force, mode)?,
-        ));
-    }
-    let opts = ndarc_diff::Options {
+    ndarc_diff::Options {
         ignore_tables: args.ignore_table.clone(),
         tables: args.table.clone(),
         ignore_objects: args.ignore_object.clone(),
@@ -436,17 +484,29 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         no_verify: args.no_verify,
         allow_product_mismatch: args.allow_product_mismatch,
         verify,
-    };
+    }
+}
+
+/// Diffs the two inputs, AFTER's rows into the sql patch when
+/// `make_patch`; an invalid side's findings are written as `verify` writes
+/// them.
+fn diff(
+    args: &Args,
+    ctx: &Context,
+    opts: &ndarc_diff::Options,
+    tables: &TablesFlags,
+    make_patch: bool,
+) -> Result<(ndarc_diff::Diff, Option<ndarc_sqlite::patch::Patch>), Failure> {
     let (na, nb) = (name(&args.before), name(&args.after));
     // A database on either side is packed on the fly, under the header of
     // the archive on the other side when there is one.
     let mut packing = Vec::new();
     let fallback = Header::for_database(&args.before);
-    let sa = open(&args.before, &args.after, &fallback, &tables, &mut packing);
-    let sb = open(&args.after, &args.before, &fallback, &tables, &mut packing);
+    let sa = open(&args.before, &args.after, &fallback, tables, &mut packing);
+    let sb = open(&args.after, &args.before, &fallback, tables, &mut packing);
     // The patch takes AFTER's rows while the diff reads it (once), and is
     // written only once the diff is over, AFTER verified.
-    let mut patch = match patch_wanted && (!args.quiet.quiet || also_sql) {
+    let mut patch = match make_patch {
         true => Some(
             ndarc_sqlite::patch::Patch::new()
                 .map_err(|e| Failure::io("cannot create a temporary file for the patch", &e))?,
@@ -454,14 +514,14 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         false => None,
     };
     let sink = patch.as_mut().map(|p| p as &mut dyn ndarc_diff::RowSink);
-    let result = ndarc_diff::diff_labeled_with_sink((&na, sa), (&nb, sb), &opts, sink);
+    let result = ndarc_diff::diff_labeled_with_sink((&na, sa), (&nb, sb), opts, sink);
     for (n, p) in packing {
         if let Err(Refused(why)) = p.finish() {
             return Err(Failure::new(format!("{n}: {why}")));
         }
     }
-    let mut d = match result {
-        Ok(d) => d,
+    match result {
+        Ok(d) => Ok((d, patch)),
         Err(Error::Invalid {
             name,
             findings,
@@ -478,46 +538,45 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
                     diagnostic(ctx.colour, at, f.code.as_str(), &f.message);
                 }
             }
-            return Err(Failure::new(format!(
+            Err(Failure::new(format!(
                 "{name} is not a valid archive ({errors} error{}); `ndarc verify {}` lists them, --no-verify diffs anyway",
                 if errors == 1 { "" } else { "s" },
                 term::shell_word(&name),
-            )));
+            )))
         }
         // Worded as verify words it: what was being read, then why.
         Err(Error::Io { name, source, .. }) => {
-            return Err(Failure::io(format_args!("cannot read {name}"), &source))
+            Err(Failure::io(format_args!("cannot read {name}"), &source))
         }
-        Err(e) => return Err(Failure::new(e.to_string())),
-    };
-    // With a gate, the gate decides: differences that break no rule pass.
-    d.gate = gate.map(|g| g.check(&d));
-    let failed = match &d.gate {
-        Some(g) => !g.passed(),
-        None => d.has_differences(),
-    };
-    let status = if failed {
-        Status::Findings
-    } else {
-        Status::Success
-    };
+        Err(e) => Err(Failure::new(e.to_string())),
+    }
+}
+
+/// Writes the diff: the --also files first, each from the same diff, then
+/// the output (unless --quiet).
+fn write_outputs(
+    args: &Args,
+    ctx: &Context,
+    d: &ndarc_diff::Diff,
+    also_files: Vec<(Format, AtomicFile)>,
+    mut patch: Option<ndarc_sqlite::patch::Patch>,
+) -> Result<(), Failure> {
     let render_opts = RenderOptions {
         colour: false,
         max_rows: args.max_rows,
         full_rows: args.full_rows,
         max_bytes: (args.max_markdown_bytes > 0).then_some(args.max_markdown_bytes),
     };
-    // The --also files first: each from the same diff.
     for (format, mut file) in also_files {
         let name = file.path().display().to_string();
         if format == Format::Sql && !args.stat {
             let Some(patch) = patch.take() else {
                 return Err(Failure::new("the patch was not made"));
             };
-            write_patch(patch, &d, &mut file, &name)?;
+            write_patch(patch, d, &mut file, &name)?;
         } else {
             let mut buf = Vec::new();
-            render_to(format, args.stat, &d, &render_opts, &mut buf)
+            render_to(format, args.stat, d, &render_opts, &mut buf)
                 .map_err(|e| Failure::io("cannot write the diff", &e))?;
             std::io::Write::write_all(&mut file, &buf)
                 .map_err(|e| Failure::io(format_args!("cannot write {name}"), &e))?;
@@ -525,7 +584,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         file.commit()?;
     }
     if args.quiet.quiet {
-        return Ok(status);
+        return Ok(());
     }
     let to_stdout = args.output.output.as_deref().is_none_or(is_stdio);
     let render_opts = RenderOptions {
@@ -539,15 +598,14 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             return Err(Failure::new("the patch was not made"));
         };
         let name = out.name();
-        write_patch(patch, &d, &mut out, &name)?;
+        write_patch(patch, d, &mut out, &name)?;
     } else {
         let mut buf = Vec::new();
-        render_to(args.format, args.stat, &d, &render_opts, &mut buf)
+        render_to(args.format, args.stat, d, &render_opts, &mut buf)
             .map_err(|e| Failure::io("cannot write the diff", &e))?;
         out.put(&buf)?;
     }
-    out.finish()?;
-    Ok(status)
+    out.finish()
 }
 
 /// Writes the sql patch of `d` to `out` (named `name` in messages).

@@ -472,32 +472,21 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         max_rows: args.max_rows,
         ..FuzzOptions::default()
     };
-    let schema = match &args.schema {
-        None => None,
-        Some(path) => {
-            let sql = std::fs::read_to_string(path)
-                .map_err(|e| Failure::path("cannot read", path, &e))?;
-            Some(
-                ndarc_sqlite::fuzzschema::Schema::parse(&sql)
-                    .map_err(|e| Failure::new(format!("--schema {}: {e}", path.display())))?,
-            )
-        }
-    };
+    let schema = read_schema(&args)?;
     let start = Instant::now();
-    let mut problems: Vec<Problem> = Vec::new();
-    let (mut archivable, mut refusable) = (0u64, 0u64);
-    let mut refusal_codes: std::collections::BTreeMap<String, u64> = Default::default();
-    let mut planned_mismatch = Vec::new();
+    let mut found = Found::default();
     // Runs, agreements, findings and shrinking, on a terminal only.
-    let mut status = term::StatusLine::for_stderr(args.quiet.quiet);
-    let mut progress = Progress {
-        total: args.run.runs,
-        ..Progress::default()
+    let mut shown = Shown {
+        status: term::StatusLine::for_stderr(args.quiet.quiet),
+        progress: Progress {
+            total: args.run.runs,
+            ..Progress::default()
+        },
     };
-    status.set(&progress_text("fuzz-producer", &progress));
+    shown.update();
     for run in 0..args.run.runs {
         if run > 0 {
-            status.set(&progress_text("fuzz-producer", &progress));
+            shown.update();
         }
         let db = match &schema {
             // Every other run from the author's schema.
@@ -506,97 +495,12 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             }
             _ => fuzzdb::for_run(args.run.seed, run, &gen),
         };
-        let ev = session.eval(&db.spec)?.ok_or_else(|| {
-            Failure::new(format!(
-                "cannot write the database of run {run} (a bug in the generator)"
-            ))
-        })?;
-        match &ev.refused {
-            Some((code, _)) => {
-                refusable += 1;
-                *refusal_codes.entry(code.clone()).or_default() += 1;
-            }
-            None => archivable += 1,
-        }
-        let planned = db.refusal.map(|r| r.code());
-        if planned != ev.refused.as_ref().map(|r| r.0.as_str()) {
-            planned_mismatch.push(serde_json::json!({
-                "run": run,
-                "planned": planned,
-                "pack": ev.refused.as_ref().map(|r| &r.0),
-            }));
-        }
-        progress.done += 1;
-        let Some(kind) = ev.kind else {
-            progress.agreed += 1;
-            continue;
-        };
-        progress.findings += 1;
-        let (small, tries) = if kind == Kind::Timeout {
-            (db.spec.clone(), 0)
-        } else {
-            let mut tried = 0usize;
-            fuzzdb::shrink(&db.spec, args.shrink_budget, |cand| {
-                if status.enabled() {
-                    status.set(&progress_text(
-                        "fuzz-producer",
-                        &Progress {
-                            shrinking: Some(tried),
-                            ..progress
-                        },
-                    ));
-                }
-                tried += 1;
-                matches!(session.eval(cand), Ok(Some(e)) if e.kind == Some(kind))
-            })
-        };
-        // Feed the smallest database again for its files and details (the
-        // scratch files are the last run's); when it no longer fails the
-        // same way (a producer that is not deterministic), the original.
-        let last = match session.eval(&small)? {
-            Some(e) if e.kind == Some(kind) => e,
-            _ => session.eval(&db.spec)?.unwrap_or(ev),
-        };
-        let mut p = Problem {
-            run,
-            db_seed: db.seed,
-            planned,
-            kind,
-            original: db.spec.describe(),
-            shrunk: small.describe(),
-            shrink_runs: tries,
-            eval: last,
-            files: Vec::new(),
-        };
-        if let Some(dir) = &args.run.outdir {
-            p.files = keep(&session, dir, &p, args.run.force)?;
-        }
-        problems.push(p);
+        one_run(&args, &session, run, &db, &mut found, &mut shown)?;
     }
-    status.clear();
+    shown.status.clear();
     let elapsed = start.elapsed().as_secs_f64();
-    let count = |k: Kind| problems.iter().filter(|p| p.kind == k).count();
-    let by_kind: serde_json::Map<String, serde_json::Value> = Kind::ALL
-        .iter()
-        .map(|&k| (k.as_str().to_string(), count(k).into()))
-        .collect();
-    let summary = serde_json::json!({
-        "command": session.words,
-        "runs": args.run.runs,
-        "seed": args.run.seed,
-        "timeoutSeconds": args.run.timeout,
-        "archivable": archivable,
-        "mustRefuse": refusable,
-        "refusalCodes": refusal_codes,
-        "agreed": args.run.runs - problems.len() as u64,
-        "disagreements": problems.iter().filter(|p| !matches!(p.kind, Kind::Crash | Kind::Timeout)).count(),
-        "crashes": count(Kind::Crash),
-        "timeouts": count(Kind::Timeout),
-        "kinds": by_kind,
-        "plannedRefusalMismatches": planned_mismatch,
-        "elapsedSeconds": elapsed,
-        "problems": problems.iter().map(Problem::json).collect::<Vec<_>>(),
-    });
+    let summary = summary(&args, &session, &found, elapsed);
+    let problems = &found.problems;
     let mut text = serde_json::to_vec_pretty(&summary)
         .map_err(|e| Failure::new(format!("cannot write the summary: {e}")))?;
     text.push(b'\n');
@@ -613,7 +517,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     } else if args.format.get() == Format::Json {
         text
     } else {
-        human(&args, &session.words, &problems, &summary, ctx).into_bytes()
+        human(&args, &session.words, problems, &summary, ctx).into_bytes()
     };
     std::io::stdout()
         .lock()
@@ -623,6 +527,150 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
         Status::Success
     } else {
         Status::Findings
+    })
+}
+
+/// The author's schema (`--schema`), parsed.
+fn read_schema(args: &Args) -> Result<Option<ndarc_sqlite::fuzzschema::Schema>, Failure> {
+    let Some(path) = &args.schema else {
+        return Ok(None);
+    };
+    let sql = std::fs::read_to_string(path).map_err(|e| Failure::path("cannot read", path, &e))?;
+    Ok(Some(
+        ndarc_sqlite::fuzzschema::Schema::parse(&sql)
+            .map_err(|e| Failure::new(format!("--schema {}: {e}", path.display())))?,
+    ))
+}
+
+/// What the runs found so far.
+#[derive(Default)]
+struct Found {
+    problems: Vec<Problem>,
+    /// Databases that pack, and databases the packer must refuse.
+    archivable: u64,
+    refusable: u64,
+    /// Refusals by code.
+    refusal_codes: std::collections::BTreeMap<String, u64>,
+    /// Runs whose refusal is not the planned one.
+    planned_mismatch: Vec<serde_json::Value>,
+}
+
+/// The status line (on a terminal only) and what it shows.
+struct Shown {
+    status: term::StatusLine,
+    progress: Progress,
+}
+
+impl Shown {
+    fn update(&mut self) {
+        self.status
+            .set(&progress_text("fuzz-producer", &self.progress));
+    }
+}
+
+/// Run `run`: feeds database `db` to the producer; a problem is shrunk and
+/// kept (its files in `--outdir`).
+fn one_run(
+    args: &Args,
+    session: &Session,
+    run: u64,
+    db: &fuzzdb::FuzzDb,
+    found: &mut Found,
+    shown: &mut Shown,
+) -> Result<(), Failure> {
+    let ev = session.eval(&db.spec)?.ok_or_else(|| {
+        Failure::new(format!(
+            "cannot write the database of run {run} (a bug in the generator)"
+        ))
+    })?;
+    match &ev.refused {
+        Some((code, _)) => {
+            found.refusable += 1;
+            *found.refusal_codes.entry(code.clone()).or_default() += 1;
+        }
+        None => found.archivable += 1,
+    }
+    let planned = db.refusal.map(|r| r.code());
+    if planned != ev.refused.as_ref().map(|r| r.0.as_str()) {
+        found.planned_mismatch.push(serde_json::json!({
+            "run": run,
+            "planned": planned,
+            "pack": ev.refused.as_ref().map(|r| &r.0),
+        }));
+    }
+    shown.progress.done += 1;
+    let Some(kind) = ev.kind else {
+        shown.progress.agreed += 1;
+        return Ok(());
+    };
+    shown.progress.findings += 1;
+    let (small, tries) = if kind == Kind::Timeout {
+        (db.spec.clone(), 0)
+    } else {
+        let mut tried = 0usize;
+        fuzzdb::shrink(&db.spec, args.shrink_budget, |cand| {
+            if shown.status.enabled() {
+                shown.status.set(&progress_text(
+                    "fuzz-producer",
+                    &Progress {
+                        shrinking: Some(tried),
+                        ..shown.progress
+                    },
+                ));
+            }
+            tried += 1;
+            matches!(session.eval(cand), Ok(Some(e)) if e.kind == Some(kind))
+        })
+    };
+    // Feed the smallest database again for its files and details (the
+    // scratch files are the last run's); when it no longer fails the
+    // same way (a producer that is not deterministic), the original.
+    let last = match session.eval(&small)? {
+        Some(e) if e.kind == Some(kind) => e,
+        _ => session.eval(&db.spec)?.unwrap_or(ev),
+    };
+    let mut p = Problem {
+        run,
+        db_seed: db.seed,
+        planned,
+        kind,
+        original: db.spec.describe(),
+        shrunk: small.describe(),
+        shrink_runs: tries,
+        eval: last,
+        files: Vec::new(),
+    };
+    if let Some(dir) = &args.run.outdir {
+        p.files = keep(session, dir, &p, args.run.force)?;
+    }
+    found.problems.push(p);
+    Ok(())
+}
+
+/// The summary document (`summary.json`, `--format json`).
+fn summary(args: &Args, session: &Session, found: &Found, elapsed: f64) -> serde_json::Value {
+    let problems = &found.problems;
+    let count = |k: Kind| problems.iter().filter(|p| p.kind == k).count();
+    let by_kind: serde_json::Map<String, serde_json::Value> = Kind::ALL
+        .iter()
+        .map(|&k| (k.as_str().to_string(), count(k).into()))
+        .collect();
+    serde_json::json!({
+        "command": session.words,
+        "runs": args.run.runs,
+        "seed": args.run.seed,
+        "timeoutSeconds": args.run.timeout,
+        "archivable": found.archivable,
+        "mustRefuse": found.refusable,
+        "refusalCodes": found.refusal_codes,
+        "agreed": args.run.runs - problems.len() as u64,
+        "disagreements": problems.iter().filter(|p| !matches!(p.kind, Kind::Crash | Kind::Timeout)).count(),
+        "crashes": count(Kind::Crash),
+        "timeouts": count(Kind::Timeout),
+        "kinds": by_kind,
+        "plannedRefusalMismatches": found.planned_mismatch,
+        "elapsedSeconds": elapsed,
+        "problems": problems.iter().map(Problem::json).collect::<Vec<_>>(),
     })
 }
 

@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
 
-use ndarc_format::{Finding, LineRef};
+use ndarc_format::{Finding, LineRef, Manifest};
 use ndarc_verify::lines::{self, Input, Line, LineSource};
 
 use crate::dbinput::{Header, PackStream, Refused};
@@ -203,7 +203,48 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
         args.file.display().to_string()
     };
     let ends = read_ends(&args, &name)?;
-    // The one manifest intake; inspect does not judge canonical form.
+    let (manifest, problems) = manifest_of(&ends, &name)?;
+    let closing = ends
+        .closing
+        .as_deref()
+        .and_then(|c| ndarc_json::parse(c).ok())
+        .filter(|v| v.get("kind").and_then(|k| k.as_str()) == Some("closing"));
+    let journal = top_member(&ends.manifest, "journal");
+    let migrations = top_member(&ends.manifest, "migrations");
+    // Excluded columns by table, looked up once per table (the first entry
+    // of a name, as `Manifest::excluded_columns_of` finds).
+    let mut excluded_of: HashMap<&str, &[String]> = HashMap::new();
+    for (t, cols) in &manifest.excluded_columns {
+        excluded_of.entry(t.as_str()).or_insert(cols.as_slice());
+    }
+    let shown = Shown {
+        name: &name,
+        ends: &ends,
+        manifest: &manifest,
+        problems: &problems,
+        closing: closing.as_ref(),
+        journal: journal.as_ref(),
+        migrations: migrations.as_ref(),
+        excluded_of,
+    };
+    let out = if args.format.get() == Format::Json {
+        json(&shown)
+    } else {
+        // Names and values come from the archive: no control characters
+        // reach the terminal.
+        term::safe_text(&human(&shown))
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(out.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|e| Failure::io("cannot write <stdout>", &e))?;
+    Ok(Status::Success)
+}
+
+/// The manifest, by the one manifest intake (inspect does not judge
+/// canonical form), and its problems; or the failure that stops inspect.
+fn manifest_of(ends: &Ends, name: &str) -> Result<(Manifest, Vec<Finding>), Failure> {
     let read = ndarc_verify::read_manifest(
         LineRef {
             line: ends.manifest_at.0,
@@ -222,7 +263,7 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
             .iter()
             .find(|f| f.code != ndarc_format::Code::NotCanonical);
         return Err(match why {
-            Some(f) => fatal(&name, f),
+            Some(f) => fatal(name, f),
             None => Failure::new(format!("{name}: not a manifest")),
         });
     };
@@ -235,28 +276,58 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
         .into_iter()
         .filter(|f| f.code != ndarc_format::Code::NotCanonical)
         .collect();
-    let closing = ends
-        .closing
-        .as_deref()
-        .and_then(|c| ndarc_json::parse(c).ok())
-        .filter(|v| v.get("kind").and_then(|k| k.as_str()) == Some("closing"));
-    let hash = |k: &str| {
-        closing
-            .as_ref()
+    Ok((manifest, problems))
+}
+
+/// What inspect shows, read from the archive's ends.
+struct Shown<'s> {
+    name: &'s str,
+    ends: &'s Ends,
+    manifest: &'s Manifest,
+    /// The manifest's findings, but for non-canonical form.
+    problems: &'s [Finding],
+    /// The last line, when it is a closing record.
+    closing: Option<&'s ndarc_json::Value<'s>>,
+    journal: Option<&'s ndarc_json::Value<'s>>,
+    migrations: Option<&'s ndarc_json::Value<'s>>,
+    /// Excluded columns by table (the first entry of a name).
+    excluded_of: HashMap<&'s str, &'s [String]>,
+}
+
+impl Shown<'_> {
+    /// The closing's string member `k`.
+    fn closing_str(&self, k: &str) -> Option<String> {
+        self.closing
             .and_then(|c| c.get(k))
             .and_then(|v| v.as_str())
             .map(str::to_string)
-    };
-    let closing_parts = closing
-        .as_ref()
-        .and_then(|c| c.get("partCount"))
-        .and_then(|v| v.as_safe_integer());
-    let journal = top_member(&ends.manifest, "journal");
-    let migrations = top_member(&ends.manifest, "migrations");
-    let (journal, migrations) = (journal.as_ref(), migrations.as_ref());
-    let journal_bytes = journal
-        .map(|j| ndarc_json::to_canonical_string(j).len())
-        .unwrap_or(0);
+    }
+
+    /// The closing's `partCount`.
+    fn closing_parts(&self) -> Option<i64> {
+        self.closing
+            .and_then(|c| c.get("partCount"))
+            .and_then(|v| v.as_safe_integer())
+    }
+
+    fn excluded_of(&self, t: &str) -> &[String] {
+        self.excluded_of.get(t).copied().unwrap_or(&[])
+    }
+
+    fn journal_bytes(&self) -> usize {
+        self.journal
+            .map(|j| ndarc_json::to_canonical_string(j).len())
+            .unwrap_or(0)
+    }
+
+    fn rows(&self) -> u64 {
+        self.manifest.tables.iter().map(|t| t.count).sum()
+    }
+}
+
+/// `--format json`: the whole document.
+fn json(s: &Shown<'_>) -> String {
+    let manifest = s.manifest;
     // The whole values, for --format json (they are canonical JSON, so serde_json
     // reads them back; a failure leaves null rather than aborting).
     let whole = |v: Option<&ndarc_json::Value<'_>>| {
@@ -264,239 +335,250 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
             serde_json::from_str::<serde_json::Value>(&ndarc_json::to_canonical_string(v)).ok()
         })
     };
-    // Excluded columns by table, looked up once per table (the first entry
-    // of a name, as `Manifest::excluded_columns_of` finds).
-    let mut excluded_of: HashMap<&str, &[String]> = HashMap::new();
-    for (t, cols) in &manifest.excluded_columns {
-        excluded_of.entry(t.as_str()).or_insert(cols.as_slice());
-    }
-    let excluded_of = |t: &str| excluded_of.get(t).copied().unwrap_or(&[]);
+    let (obj_bytes, _) = manifest.binary_bytes();
+    let doc = serde_json::json!({
+        "file": s.name,
+        "bytes": s.ends.size,
+        "format": manifest.format,
+        "version": manifest.version,
+        "product": manifest.product,
+        "exportedAt": manifest.exported_at,
+        "sourceIdentity": manifest.source_identity,
+        "epoch": manifest.epoch,
+        "schema": manifest.schema,
+        "tables": manifest.tables.iter().map(|t| serde_json::json!({
+            "name": t.name,
+            "count": t.count,
+            "rowidAlias": t.rowid_alias,
+            "primaryKey": t.primary_key().iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
+            "columns": t.columns,
+            "dependencies": t.dependencies,
+            "excludedColumns": s.excluded_of(&t.name),
+        })).collect::<Vec<_>>(),
+        "rows": s.rows(),
+        "objects": {"count": manifest.objects.len(), "bytes": obj_bytes},
+        "payloads": manifest.payloads.iter().map(|p| serde_json::json!({"name": p.name, "size": p.size})).collect::<Vec<_>>(),
+        "excludedTables": manifest.excluded_tables,
+        "excludedColumns": manifest.excluded_columns.iter().map(|(t, c)| (t.clone(), c.clone())).collect::<std::collections::BTreeMap<_, _>>(),
+        "requiredConfiguration": manifest.required_configuration,
+        "partCount": manifest.part_count,
+        "closing": s.closing.map(|_| serde_json::json!({
+            "partCount": s.closing_parts(),
+            "contentHash": s.closing_str("contentHash"),
+            "archiveHash": s.closing_str("archiveHash"),
+        })),
+        "framingFindings": s.ends.framing,
+        "manifestFindings": s.problems,
+        "journalBytes": s.journal_bytes(),
+        "journal": whole(s.journal),
+        "journalEntries": s.journal.map(|j| entries(j).0.len()),
+        "migrations": whole(s.migrations),
+        "migrationCount": s.migrations.map(|m| entries(m).0.len()),
+        "verified": false,
+    });
+    let mut out = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    out.push('\n');
+    out
+}
+
+/// One `key value` line of the human form.
+fn kv(out: &mut String, k: &str, v: String) {
+    out.push_str(&format!("{k:<24}{v}\n"));
+}
+
+/// The human form (before control characters are made safe).
+fn human(s: &Shown<'_>) -> String {
+    let (name, manifest) = (s.name, s.manifest);
     let (obj_bytes, pay_bytes) = manifest.binary_bytes();
-    let rows: u64 = manifest.tables.iter().map(|t| t.count).sum();
     let mut out = String::new();
-    if args.format.get() == Format::Json {
-        let doc = serde_json::json!({
-            "file": name,
-            "bytes": ends.size,
-            "format": manifest.format,
-            "version": manifest.version,
-            "product": manifest.product,
-            "exportedAt": manifest.exported_at,
-            "sourceIdentity": manifest.source_identity,
-            "epoch": manifest.epoch,
-            "schema": manifest.schema,
-            "tables": manifest.tables.iter().map(|t| serde_json::json!({
-                "name": t.name,
-                "count": t.count,
-                "rowidAlias": t.rowid_alias,
-                "primaryKey": t.primary_key().iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
-                "columns": t.columns,
-                "dependencies": t.dependencies,
-                "excludedColumns": excluded_of(&t.name),
-            })).collect::<Vec<_>>(),
-            "rows": rows,
-            "objects": {"count": manifest.objects.len(), "bytes": obj_bytes},
-            "payloads": manifest.payloads.iter().map(|p| serde_json::json!({"name": p.name, "size": p.size})).collect::<Vec<_>>(),
-            "excludedTables": manifest.excluded_tables,
-            "excludedColumns": manifest.excluded_columns.iter().map(|(t, c)| (t.clone(), c.clone())).collect::<std::collections::BTreeMap<_, _>>(),
-            "requiredConfiguration": manifest.required_configuration,
-            "partCount": manifest.part_count,
-            "closing": closing.as_ref().map(|_| serde_json::json!({
-                "partCount": closing_parts,
-                "contentHash": hash("contentHash"),
-                "archiveHash": hash("archiveHash"),
-            })),
-            "framingFindings": ends.framing,
-            "manifestFindings": problems,
-            "journalBytes": journal_bytes,
-            "journal": whole(journal),
-            "journalEntries": journal.map(|j| entries(j).0.len()),
-            "migrations": whole(migrations),
-            "migrationCount": migrations.map(|m| entries(m).0.len()),
-            "verified": false,
-        });
-        out = serde_json::to_string_pretty(&doc).unwrap_or_default();
-        out.push('\n');
-    } else {
-        let kv = |out: &mut String, k: &str, v: String| out.push_str(&format!("{k:<24}{v}\n"));
-        kv(&mut out, "file", format!("{name} ({} bytes)", ends.size));
-        kv(
-            &mut out,
-            "format",
-            format!("{} version {}", manifest.format, manifest.version),
-        );
-        kv(&mut out, "product", manifest.product.clone());
-        kv(&mut out, "exported at", manifest.exported_at.clone());
-        kv(
-            &mut out,
-            "source identity",
-            format!("{} (epoch {})", manifest.source_identity, manifest.epoch),
-        );
-        kv(&mut out, "schema", manifest.schema.clone());
-        kv(
-            &mut out,
-            "tables",
-            format!("{} ({rows} rows)", manifest.tables.len()),
-        );
-        let width = manifest
-            .tables
-            .iter()
-            .map(|t| t.name.chars().count())
-            .max()
-            .unwrap_or(0);
-        for t in &manifest.tables {
-            let key = match &t.rowid_alias {
-                Some(a) => format!("key {a}"),
-                None => format!(
-                    "key ({})",
-                    t.primary_key()
+    kv(&mut out, "file", format!("{name} ({} bytes)", s.ends.size));
+    kv(
+        &mut out,
+        "format",
+        format!("{} version {}", manifest.format, manifest.version),
+    );
+    kv(&mut out, "product", manifest.product.clone());
+    kv(&mut out, "exported at", manifest.exported_at.clone());
+    kv(
+        &mut out,
+        "source identity",
+        format!("{} (epoch {})", manifest.source_identity, manifest.epoch),
+    );
+    kv(&mut out, "schema", manifest.schema.clone());
+    kv(
+        &mut out,
+        "tables",
+        format!("{} ({} rows)", manifest.tables.len(), s.rows()),
+    );
+    human_tables(&mut out, s);
+    kv(
+        &mut out,
+        "objects",
+        format!("{} ({obj_bytes} bytes)", manifest.objects.len()),
+    );
+    kv(
+        &mut out,
+        "payloads",
+        format!(
+            "{} ({pay_bytes} bytes){}",
+            manifest.payloads.len(),
+            if manifest.payloads.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ": {}",
+                    manifest
+                        .payloads
                         .iter()
-                        .map(|c| c.name.as_str())
+                        .map(|p| p.name.as_str())
                         .collect::<Vec<_>>()
                         .join(", ")
-                ),
-            };
-            out.push_str(&format!(
-                "  {:<width$}  {:>10} rows  {key}\n",
-                t.name, t.count
-            ));
-            let excluded: HashSet<&str> = excluded_of(&t.name).iter().map(String::as_str).collect();
-            for c in &t.columns {
-                let mut notes = Vec::new();
-                if c.pk > 0 {
-                    notes.push(format!("pk {}", c.pk));
-                }
-                if c.notnull {
-                    notes.push("not null".to_string());
-                }
-                if let Some(g) = c.generated {
-                    notes.push(format!(
-                        "generated {}",
-                        if g == ndarc_format::manifest::Generated::Virtual {
-                            "virtual"
-                        } else {
-                            "stored"
-                        }
-                    ));
-                }
-                if excluded.contains(c.name.as_str()) {
-                    notes.push("excluded".to_string());
-                }
-                out.push_str(&format!(
-                    "      {} {} ({}){}\n",
-                    c.name,
-                    if c.decl_type.is_empty() {
-                        "(no type)"
+                )
+            }
+        ),
+    );
+    kv(&mut out, "excluded tables", list(&manifest.excluded_tables));
+    kv(
+        &mut out,
+        "excluded columns",
+        list(
+            &manifest
+                .excluded_columns
+                .iter()
+                .flat_map(|(t, cs)| cs.iter().map(move |c| format!("{t}.{c}")))
+                .collect::<Vec<_>>(),
+        ),
+    );
+    kv(
+        &mut out,
+        "required configuration",
+        list(&manifest.required_configuration),
+    );
+    kv(&mut out, "migrations", journal_summary(s.migrations, 0));
+    kv(
+        &mut out,
+        "journal",
+        journal_summary(s.journal, s.journal_bytes()),
+    );
+    human_closing(&mut out, s);
+    out.push_str("\nnot verified: `ndarc verify` checks every line and both hashes\n");
+    out
+}
+
+/// The tables of the human form: a line per table, then its columns.
+fn human_tables(out: &mut String, s: &Shown<'_>) {
+    let manifest = s.manifest;
+    let width = manifest
+        .tables
+        .iter()
+        .map(|t| t.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    for t in &manifest.tables {
+        let key = match &t.rowid_alias {
+            Some(a) => format!("key {a}"),
+            None => format!(
+                "key ({})",
+                t.primary_key()
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        out.push_str(&format!(
+            "  {:<width$}  {:>10} rows  {key}\n",
+            t.name, t.count
+        ));
+        let excluded: HashSet<&str> = s.excluded_of(&t.name).iter().map(String::as_str).collect();
+        for c in &t.columns {
+            let mut notes = Vec::new();
+            if c.pk > 0 {
+                notes.push(format!("pk {}", c.pk));
+            }
+            if c.notnull {
+                notes.push("not null".to_string());
+            }
+            if let Some(g) = c.generated {
+                notes.push(format!(
+                    "generated {}",
+                    if g == ndarc_format::manifest::Generated::Virtual {
+                        "virtual"
                     } else {
-                        &c.decl_type
-                    },
-                    c.affinity().name(),
-                    if notes.is_empty() {
-                        String::new()
-                    } else {
-                        format!(", {}", notes.join(", "))
+                        "stored"
                     }
                 ));
             }
-            if !t.dependencies.is_empty() {
-                out.push_str(&format!("      depends on {}\n", t.dependencies.join(", ")));
+            if excluded.contains(c.name.as_str()) {
+                notes.push("excluded".to_string());
             }
-        }
-        kv(
-            &mut out,
-            "objects",
-            format!("{} ({obj_bytes} bytes)", manifest.objects.len()),
-        );
-        kv(
-            &mut out,
-            "payloads",
-            format!(
-                "{} ({pay_bytes} bytes){}",
-                manifest.payloads.len(),
-                if manifest.payloads.is_empty() {
+            out.push_str(&format!(
+                "      {} {} ({}){}\n",
+                c.name,
+                if c.decl_type.is_empty() {
+                    "(no type)"
+                } else {
+                    &c.decl_type
+                },
+                c.affinity().name(),
+                if notes.is_empty() {
                     String::new()
                 } else {
-                    format!(
-                        ": {}",
-                        manifest
-                            .payloads
-                            .iter()
-                            .map(|p| p.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
+                    format!(", {}", notes.join(", "))
                 }
-            ),
-        );
-        kv(&mut out, "excluded tables", list(&manifest.excluded_tables));
-        kv(
-            &mut out,
-            "excluded columns",
-            list(
-                &manifest
-                    .excluded_columns
-                    .iter()
-                    .flat_map(|(t, cs)| cs.iter().map(move |c| format!("{t}.{c}")))
-                    .collect::<Vec<_>>(),
-            ),
-        );
-        kv(
-            &mut out,
-            "required configuration",
-            list(&manifest.required_configuration),
-        );
-        kv(&mut out, "migrations", journal_summary(migrations, 0));
-        kv(&mut out, "journal", journal_summary(journal, journal_bytes));
-        kv(
-            &mut out,
-            "parts",
-            match closing_parts {
-                Some(c) if c as u64 != manifest.part_count => {
-                    format!("{} (the closing says {c})", manifest.part_count)
-                }
-                _ => manifest.part_count.to_string(),
-            },
-        );
-        kv(
-            &mut out,
-            "contentHash",
-            hash("contentHash").unwrap_or_else(|| "(no closing line)".into()),
-        );
-        kv(
-            &mut out,
-            "archiveHash",
-            hash("archiveHash").unwrap_or_else(|| "(no closing line)".into()),
-        );
-        // Framing findings as `verify` writes them (there are a few at
-        // most: those of the two lines read).
-        if !ends.framing.is_empty() {
-            out.push('\n');
-        }
-        for f in &ends.framing {
-            out.push_str(&format!(
-                "{name}:{}:{}: {}: {}\n",
-                f.line, f.offset, f.code, f.message
             ));
         }
-        if !problems.is_empty() {
-            out.push_str(&format!(
-                "\nthe manifest has {} problems (first: {}: {}); run `ndarc verify`\n",
-                problems.len(),
-                problems[0].code,
-                problems[0].message
-            ));
+        if !t.dependencies.is_empty() {
+            out.push_str(&format!("      depends on {}\n", t.dependencies.join(", ")));
         }
-        out.push_str("\nnot verified: `ndarc verify` checks every line and both hashes\n");
-        // Names and values come from the archive: no control characters
-        // reach the terminal.
-        out = term::safe_text(&out);
     }
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|e| Failure::io("cannot write <stdout>", &e))?;
-    Ok(Status::Success)
+}
+
+/// The human form's parts and hashes (from the closing), the framing
+/// findings and the manifest's problems.
+fn human_closing(out: &mut String, s: &Shown<'_>) {
+    let (name, manifest) = (s.name, s.manifest);
+    kv(
+        out,
+        "parts",
+        match s.closing_parts() {
+            Some(c) if c as u64 != manifest.part_count => {
+                format!("{} (the closing says {c})", manifest.part_count)
+            }
+            _ => manifest.part_count.to_string(),
+        },
+    );
+    kv(
+        out,
+        "contentHash",
+        s.closing_str("contentHash")
+            .unwrap_or_else(|| "(no closing line)".into()),
+    );
+    kv(
+        out,
+        "archiveHash",
+        s.closing_str("archiveHash")
+            .unwrap_or_else(|| "(no closing line)".into()),
+    );
+    // Framing findings as `verify` writes them (there are a few at
+    // most: those of the two lines read).
+    if !s.ends.framing.is_empty() {
+        out.push('\n');
+    }
+    for f in &s.ends.framing {
+        out.push_str(&format!(
+            "{name}:{}:{}: {}: {}\n",
+            f.line, f.offset, f.code, f.message
+        ));
+    }
+    if !s.problems.is_empty() {
+        out.push_str(&format!(
+            "\nthe manifest has {} problems (first: {}: {}); run `ndarc verify`\n",
+            s.problems.len(),
+            s.problems[0].code,
+            s.problems[0].message
+        ));
+    }
 }
 
 fn list(items: &[String]) -> String {

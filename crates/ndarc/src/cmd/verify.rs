@@ -185,24 +185,7 @@ fn policy(args: &Args) -> Result<Option<Policy>, Failure> {
 
 /// Runs `ndarc verify`.
 pub fn run(args: Args, ctx: &Context) -> CmdResult {
-    if args.receipt.is_some() && args.files.len() != 1 {
-        return Err(Failure::new("--receipt takes exactly one archive"));
-    }
-    if args.later.is_some() && args.files.len() != 1 {
-        return Err(Failure::new(
-            "--later takes exactly one earlier archive: ndarc verify A --later B",
-        ));
-    }
-    // The inputs in order: the archives, then --later's.
-    let inputs: Vec<&PathBuf> = args.files.iter().chain(args.later.as_ref()).collect();
-    let stdin_count = inputs.iter().filter(|p| is_stdio(p)).count();
-    if stdin_count > 1 {
-        return Err(Failure::new("standard input (-) can be verified only once"));
-    }
-    if let Some(dest) = &args.receipt {
-        let inputs: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
-        refuse_input(dest, &inputs)?;
-    }
+    let inputs = inputs(&args)?;
     let mut options = verify_options(
         &args.max_errors,
         &args.limits,
@@ -212,71 +195,99 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     options.policy = policy(&args)?.map(Arc::new);
     options.integrity = args.integrity;
     let show_progress = !args.quiet.quiet && std::io::stderr().is_terminal();
-    let mut all_valid = true;
-    let mut could_not_run = 0usize;
-    let mut json_files = Vec::new();
-    // --later: the earlier archive's manifest, then whether LATER follows it
-    // (`None` when either manifest could not be read).
-    let mut earlier: Option<ndarc_format::Manifest> = None;
-    let mut follows: Option<bool> = None;
+    let run = Run {
+        args: &args,
+        ctx,
+        options,
+        show_progress,
+    };
+    let mut tally = Tally {
+        all_valid: true,
+        could_not_run: 0,
+        json_files: Vec::new(),
+        earlier: None,
+        follows: None,
+    };
     for (index, path) in inputs.iter().enumerate() {
+        run.verify(index, path, &mut tally)?;
+    }
+    conclude(&args, inputs.len(), tally)
+}
+
+/// The inputs in order: the archives, then --later's; refused when the
+/// flags do not fit them.
+fn inputs(args: &Args) -> Result<Vec<&PathBuf>, Failure> {
+    if args.receipt.is_some() && args.files.len() != 1 {
+        return Err(Failure::new("--receipt takes exactly one archive"));
+    }
+    if args.later.is_some() && args.files.len() != 1 {
+        return Err(Failure::new(
+            "--later takes exactly one earlier archive: ndarc verify A --later B",
+        ));
+    }
+    let inputs: Vec<&PathBuf> = args.files.iter().chain(args.later.as_ref()).collect();
+    let stdin_count = inputs.iter().filter(|p| is_stdio(p)).count();
+    if stdin_count > 1 {
+        return Err(Failure::new("standard input (-) can be verified only once"));
+    }
+    if let Some(dest) = &args.receipt {
+        let inputs: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
+        refuse_input(dest, &inputs)?;
+    }
+    Ok(inputs)
+}
+
+/// What a run of `verify` has found so far.
+struct Tally {
+    all_valid: bool,
+    could_not_run: usize,
+    json_files: Vec<serde_json::Value>,
+    /// --later: the earlier archive's manifest.
+    earlier: Option<ndarc_format::Manifest>,
+    /// --later: whether LATER follows it (`None` when either manifest
+    /// could not be read).
+    follows: Option<bool>,
+}
+
+/// One run of `verify` over its inputs: the flags and the options.
+struct Run<'s> {
+    args: &'s Args,
+    ctx: &'s Context,
+    options: ndarc_verify::Options,
+    show_progress: bool,
+}
+
+impl Run<'_> {
+    /// Verifies input `index` at `path` and writes what it found.
+    fn verify(&self, index: usize, path: &Path, tally: &mut Tally) -> Result<(), Failure> {
+        let (args, ctx) = (self.args, self.ctx);
         let is_later = args.later.is_some() && index == 1;
         let name = display_name(path);
-        let mut opts = options.clone();
-        let bar = Arc::new(OnceLock::new());
-        if show_progress {
-            opts.progress = Some(progress_bar(name.clone(), Arc::clone(&bar)));
-        }
-        let result = if is_stdio(path) {
-            ndarc_verify::verify_reader(std::io::stdin(), &opts)
-        } else if crate::dbinput::is_database(path) {
-            // A database: packed on the fly and verified as a stream.
-            let mut packing = PackStream::spawn(path, &Header::for_database(path));
-            let r = match packing.reader() {
-                Some(reader) => ndarc_verify::verify_reader(reader, &opts),
-                None => continue,
-            };
-            if let Err(Refused(why)) = packing.finish() {
-                if show_progress {
-                    eprint!("\r\x1b[2K");
-                }
-                if !args.quiet.quiet {
-                    term::error(ctx.colour, &format!("{name}: {why}"));
-                }
-                all_valid = false;
-                if args.format == Format::Json {
-                    json_files
-                        .push(serde_json::json!({"file": name, "valid": false, "refused": why}));
-                }
-                continue;
-            }
-            r
-        } else {
-            ndarc_verify::verify_path(path, &opts)
+        let Some(result) = self.read(path, &name, tally) else {
+            return Ok(());
         };
-        if let Some(bar) = bar.get() {
-            bar.finish_and_clear();
-        }
         let mut report = match result {
             Ok(r) => r,
             Err(e) => {
                 if !args.quiet.quiet {
                     term::error(ctx.colour, &e.to_string());
                 }
-                could_not_run += 1;
+                tally.could_not_run += 1;
                 if args.format == Format::Json {
-                    json_files.push(serde_json::json!({"file": name, "error": e.to_string()}));
+                    tally
+                        .json_files
+                        .push(serde_json::json!({"file": name, "error": e.to_string()}));
                 }
-                continue;
+                return Ok(());
             }
         };
         if args.later.is_some() && index == 0 {
-            earlier = report.manifest.clone();
+            tally.earlier = report.manifest.clone();
         }
         if is_later {
-            if let (Some(a), Some(b)) = (&earlier, &report.manifest) {
+            if let (Some(a), Some(b)) = (&tally.earlier, &report.manifest) {
                 let found = ndarc_format::check_lineage(a, b);
-                follows = Some(found.is_empty());
+                tally.follows = Some(found.is_empty());
                 for f in found {
                     if f.is_error() {
                         report.errors += 1;
@@ -288,11 +299,11 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             }
         }
         let valid = report.is_valid(args.strict);
-        all_valid &= valid;
+        tally.all_valid &= valid;
         // --integrity could not check a valid archive's rows: no verdict.
         if let Some(why) = &report.unchecked {
             if valid {
-                could_not_run += 1;
+                tally.could_not_run += 1;
             }
             if !args.quiet.quiet && args.format != Format::Json {
                 let say = format!("{name}: the foreign keys were not checked: {why}");
@@ -307,7 +318,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             match args.format {
                 Format::Human => human(&name, &report, valid, ctx)?,
                 Format::Github => github(&name, &report)?,
-                Format::Json => json_files.push(json(&name, &report, valid)),
+                Format::Json => tally.json_files.push(json(&name, &report, valid)),
             }
         }
         if let Some(dest) = args.receipt.as_ref().filter(|_| index == 0) {
@@ -320,7 +331,66 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
                 term::note(&format!("no receipt written: {name} is not valid"));
             }
         }
+        Ok(())
     }
+
+    /// The report of the input at `path` (named `name`), or why it could
+    /// not be made; `None` when the input is skipped (a database the packer
+    /// refused is reported into `tally` here).
+    fn read(
+        &self,
+        path: &Path,
+        name: &str,
+        tally: &mut Tally,
+    ) -> Option<Result<Report, ndarc_verify::Error>> {
+        let (args, ctx) = (self.args, self.ctx);
+        let mut opts = self.options.clone();
+        let bar = Arc::new(OnceLock::new());
+        if self.show_progress {
+            opts.progress = Some(progress_bar(name.to_string(), Arc::clone(&bar)));
+        }
+        let result = if is_stdio(path) {
+            ndarc_verify::verify_reader(std::io::stdin(), &opts)
+        } else if crate::dbinput::is_database(path) {
+            // A database: packed on the fly and verified as a stream.
+            let mut packing = PackStream::spawn(path, &Header::for_database(path));
+            let r = ndarc_verify::verify_reader(packing.reader()?, &opts);
+            if let Err(Refused(why)) = packing.finish() {
+                if self.show_progress {
+                    eprint!("\r\x1b[2K");
+                }
+                if !args.quiet.quiet {
+                    term::error(ctx.colour, &format!("{name}: {why}"));
+                }
+                tally.all_valid = false;
+                if args.format == Format::Json {
+                    tally
+                        .json_files
+                        .push(serde_json::json!({"file": name, "valid": false, "refused": why}));
+                }
+                return None;
+            }
+            r
+        } else {
+            ndarc_verify::verify_path(path, &opts)
+        };
+        if let Some(bar) = bar.get() {
+            bar.finish_and_clear();
+        }
+        Some(result)
+    }
+}
+
+/// The end of a run: the JSON document, the inputs that could not be
+/// verified, the lineage verdict, the exit status.
+fn conclude(args: &Args, inputs: usize, tally: Tally) -> CmdResult {
+    let Tally {
+        all_valid,
+        could_not_run,
+        json_files,
+        follows,
+        ..
+    } = tally;
     if args.format == Format::Json && !args.quiet.quiet {
         let mut doc =
             serde_json::json!({"valid": all_valid && could_not_run == 0, "files": json_files});
@@ -338,8 +408,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     }
     if could_not_run > 0 {
         return Err(Failure::new(format!(
-            "{could_not_run} of {} inputs could not be verified",
-            inputs.len()
+            "{could_not_run} of {inputs} inputs could not be verified"
         )));
     }
     if let (Some(later), Format::Human, false) = (&args.later, args.format, args.quiet.quiet) {
