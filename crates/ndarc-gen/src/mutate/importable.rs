@@ -5,6 +5,7 @@
 use ndarc_format::catalogue::ROWID_ALIASES;
 use ndarc_format::Code;
 use ndarc_json::Value;
+use ndarc_sql::quote_ident;
 
 use crate::rng::Rng;
 
@@ -198,7 +199,11 @@ fn plain_table(name: &str, columns: Vec<V>, alias: Option<&str>) -> V {
         ("name", Value::from(name.to_string())),
         (
             "sql",
-            Value::from(format!("CREATE TABLE \"{name}\"({})", defs.join(", "))),
+            Value::from(format!(
+                "CREATE TABLE {}({})",
+                quote_ident(&name),
+                defs.join(", ")
+            )),
         ),
         ("columns", Value::Array(columns)),
         ("dependencies", Value::Array(Vec::new())),

@@ -4,6 +4,7 @@
 use ndarc_format::catalogue::{encode_base64, Affinity};
 use ndarc_format::Code;
 use ndarc_json::{Object, Value};
+use ndarc_sql::quote_ident;
 
 use crate::rng::Rng;
 
@@ -94,7 +95,10 @@ fn add_rows_table(m: &mut Model, rowid: bool) -> R<()> {
                 col("data", "BLOB", 0, 0),
                 col("r", "REAL", 0, 0),
             ],
-            format!("CREATE TABLE \"{name}\" (msg TEXT NOT NULL, n INTEGER, data BLOB, r REAL)"),
+            format!(
+                "CREATE TABLE {} (msg TEXT NOT NULL, n INTEGER, data BLOB, r REAL)",
+                quote_ident(&name)
+            ),
         )
     } else {
         (
@@ -106,7 +110,8 @@ fn add_rows_table(m: &mut Model, rowid: bool) -> R<()> {
                 col("r", "REAL", 0, 0),
             ],
             format!(
-                "CREATE TABLE \"{name}\" (id INTEGER PRIMARY KEY, name TEXT NOT NULL, n INTEGER, data BLOB, r REAL)"
+                "CREATE TABLE {} (id INTEGER PRIMARY KEY, name TEXT NOT NULL, n INTEGER, data BLOB, r REAL)",
+                quote_ident(&name)
             ),
         )
     };

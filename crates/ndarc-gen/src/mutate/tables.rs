@@ -4,6 +4,7 @@
 use ndarc_format::catalogue::{rowid_alias, ROWID_ALIASES};
 use ndarc_format::Code;
 use ndarc_json::Value;
+use ndarc_sql::quote_ident;
 
 use crate::rng::Rng;
 
@@ -155,7 +156,7 @@ fn table_order_case(m: &mut Model, rng: &mut Rng) -> R<Edit> {
         .collect();
     let t = m.table_or_new(&flippable, rng, "ndarc_mutant")?;
     let other = flip_case(&t.name).need("no ASCII letter")?;
-    let sql = format!("CREATE TABLE \"{other}\" (x TEXT)");
+    let sql = format!("CREATE TABLE {} (x TEXT)", quote_ident(&other));
     m.add_table(&other, vec![col("x", "TEXT", 0, 0)], sql)?;
     Ok(Edit::new(
         At::Manifest,
@@ -198,7 +199,11 @@ fn invalid_table_sql(m: &mut Model, rng: &mut Rng) -> R<Edit> {
 
 fn empty_columns(m: &mut Model, _rng: &mut Rng) -> R<Edit> {
     let name = m.fresh_table_name("ndarc_no_columns");
-    m.add_table(&name, Vec::new(), format!("CREATE TABLE \"{name}\" ()"))?;
+    m.add_table(
+        &name,
+        Vec::new(),
+        format!("CREATE TABLE {} ()", quote_ident(&name)),
+    )?;
     // No CREATE TABLE has no columns: its sql does not prepare.
     Ok(Edit::new(
         At::Manifest,
@@ -291,7 +296,10 @@ pub(super) fn pk_table(m: &mut Model, rng: &mut Rng) -> R<Tab> {
         return pick(&tabs, rng, "no table");
     }
     let name = m.fresh_table_name("ndarc_keyed");
-    let sql = format!("CREATE TABLE \"{name}\" (id INTEGER PRIMARY KEY, x TEXT)");
+    let sql = format!(
+        "CREATE TABLE {} (id INTEGER PRIMARY KEY, x TEXT)",
+        quote_ident(&name)
+    );
     let i = m.add_table(
         &name,
         vec![col("id", "INTEGER", 0, 1), col("x", "TEXT", 0, 0)],

@@ -13,6 +13,7 @@ use ndarc_format::catalogue::{
 use ndarc_format::hash::{hex, sha256};
 use ndarc_format::manifest::{Column, Table};
 use ndarc_json::{cmp_utf16, Object, Value};
+use ndarc_sql::quote_ident;
 
 use super::model::Model;
 use super::values::{
@@ -424,7 +425,7 @@ impl Model {
     /// Adds a one-column table without rows (`x TEXT`); returns its index.
     pub(in crate::mutate) fn add_plain_table(&mut self, base: &str) -> R<usize> {
         let name = self.fresh_table_name(base);
-        let sql = format!("CREATE TABLE \"{name}\" (x TEXT)");
+        let sql = format!("CREATE TABLE {} (x TEXT)", quote_ident(&name));
         self.add_table(&name, vec![col("x", "TEXT", 0, 0)], sql)
     }
     /// Adds a payload whose name sorts after every other (producer order)
