@@ -21,7 +21,7 @@ use crate::io::cleanup;
 pub const ARCHIVE_TOKEN: &str = "{archive}";
 
 /// Parses `--timeout`: seconds above 0, up to a day.
-pub fn parse_seconds(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_seconds(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(x) if x.is_finite() && x > 0.0 && x <= 86_400.0 => Ok(x),
         _ => Err(format!(
@@ -48,7 +48,7 @@ pub struct Progress {
 
 /// The text of a fuzzer's status line, such as `fuzz-producer: 12/40 runs,
 /// 11 agreed, 1 finding, shrinking… (35 tries)`.
-pub fn progress_text(command: &str, p: &Progress) -> String {
+pub(crate) fn progress_text(command: &str, p: &Progress) -> String {
     let plural = if p.findings == 1 { "" } else { "s" };
     let mut s = format!(
         "{command}: {}/{} runs, {} agreed, {} finding{plural}",
@@ -67,7 +67,7 @@ pub fn progress_text(command: &str, p: &Progress) -> String {
 
 /// Parses `--max-output`: a byte size (K, M suffixes), at most 1M, since
 /// the output is kept in memory for the report.
-pub fn parse_max_output(s: &str) -> Result<usize, String> {
+pub(crate) fn parse_max_output(s: &str) -> Result<usize, String> {
     match crate::flags::parse_size(s) {
         Ok(n) if n <= 1 << 20 => Ok(n),
         Ok(_) => Err("at most 1M: the output is kept in memory for the report".to_string()),
@@ -115,7 +115,7 @@ impl RunArgs {
 
     /// The report's closing line naming `summary.json` in `--outdir`,
     /// after a blank line; empty without `--outdir`.
-    pub fn summary_line(&self) -> String {
+    pub(crate) fn summary_line(&self) -> String {
         match &self.outdir {
             Some(dir) => format!("\nsummary: {}\n", dir.join("summary.json").display()),
             None => String::new(),
@@ -123,7 +123,7 @@ impl RunArgs {
     }
 
     /// `--timeout` as a duration.
-    pub fn time_limit(&self) -> Duration {
+    pub(crate) fn time_limit(&self) -> Duration {
         Duration::from_secs_f64(self.timeout)
     }
 }
@@ -134,14 +134,14 @@ impl RunArgs {
 /// outside quotes a backslash escapes the next character; a `#` that starts
 /// a word starts a comment. An unterminated quote or a trailing backslash
 /// is an error.
-pub fn split_words(line: &str) -> Result<Vec<String>, String> {
+pub(crate) fn split_words(line: &str) -> Result<Vec<String>, String> {
     shlex::split(line).ok_or_else(|| "an unterminated quote or a backslash at the end".to_string())
 }
 
 /// The command's arguments: each token (`{archive}`, `{db}`) in a word is
 /// replaced by its path; a token no word holds has its path appended, in
 /// the order given.
-pub fn substitute(words: &[String], tokens: &[(&str, &Path)]) -> Vec<OsString> {
+pub(crate) fn substitute(words: &[String], tokens: &[(&str, &Path)]) -> Vec<OsString> {
     let mut found = vec![false; tokens.len()];
     let mut out: Vec<OsString> = words
         .iter()
@@ -213,7 +213,7 @@ impl Outcome {
     /// The report's `  stderr: …` line: the program's own words (the
     /// first 300 characters), made one safe line; empty when it wrote
     /// nothing.
-    pub fn stderr_line(&self) -> String {
+    pub(crate) fn stderr_line(&self) -> String {
         let err = self.stderr.trim();
         if err.is_empty() {
             return String::new();
@@ -249,7 +249,7 @@ fn own_group(_cmd: &mut Command) {}
 /// child, and forgets the group ([`cleanup::forget_group`]). Also called
 /// after a normal exit: background children left by the program are
 /// killed with their group.
-pub fn kill_all(child: &mut Child) {
+pub(crate) fn kill_all(child: &mut Child) {
     #[cfg(unix)]
     {
         let pid = rustix::process::Pid::from_child(child);
@@ -320,7 +320,7 @@ fn take_head(kept: &Mutex<Kept>, finished: &std::sync::mpsc::Receiver<()>) -> St
 /// process group, which is killed when the command exits, after
 /// `timeout`, or when ndarc is stopped by SIGINT or SIGTERM
 /// ([`cleanup::spawn_group`]).
-pub fn run_child(
+pub(crate) fn run_child(
     argv: &[OsString],
     timeout: Duration,
     max_output: usize,
@@ -459,7 +459,7 @@ fn remove_stale_scratch(tmp: &Path, prefix: &str) {
 }
 
 /// The command as words, quoted where needed (`shlex`), for the report.
-pub fn shown_command(words: &[String]) -> String {
+pub(crate) fn shown_command(words: &[String]) -> String {
     words
         .iter()
         .map(|w| match shlex::try_quote(w) {

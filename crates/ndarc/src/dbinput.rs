@@ -16,7 +16,7 @@ pub fn is_database(path: &Path) -> bool {
 
 /// The header of the archive at `path` (see [`Header::of_archive`]);
 /// `None` for standard input.
-pub fn header_of_archive(path: &Path) -> Option<Header> {
+pub(crate) fn header_of_archive(path: &Path) -> Option<Header> {
     if is_stdio(path) {
         return None;
     }

@@ -30,9 +30,9 @@ impl Status {
 }
 
 /// Exit status: success.
-pub const EXIT_OK: u8 = 0;
+pub(crate) const EXIT_OK: u8 = 0;
 /// Exit status: findings, invalid input or differences.
-pub const EXIT_FINDINGS: u8 = 1;
+pub(crate) const EXIT_FINDINGS: u8 = 1;
 /// Exit status: the command could not run (usage, I/O).
 pub const EXIT_FAILURE: u8 = 2;
 

@@ -14,11 +14,11 @@ use crate::exit::Failure;
 /// The largest byte size any flag accepts: 4 GiB. A larger limit could not
 /// be honoured (a line is held in memory) and would risk wrapping around in
 /// offset arithmetic, so it is refused with a usage error, not clamped.
-pub const MAX_SIZE: u64 = 4 << 30;
+pub(crate) const MAX_SIZE: u64 = 4 << 30;
 
 /// Parses a byte count: digits with an optional binary suffix `K`, `KiB`,
 /// `M`, `MiB`, `G`, `GiB` (case-insensitive), from 1 to [`MAX_SIZE`].
-pub fn parse_size(s: &str) -> Result<usize, String> {
+pub(crate) fn parse_size(s: &str) -> Result<usize, String> {
     let s = s.trim();
     let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let (digits, suffix) = s.split_at(split);
@@ -54,7 +54,7 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
 /// Parses `--max-markdown-bytes`: `0` for no cap, else a byte size
 /// ([`parse_size`]) of at least
 /// [`ndarc_diff::render::MIN_MARKDOWN_BYTES`] (2K).
-pub fn parse_markdown_bytes(s: &str) -> Result<usize, String> {
+pub(crate) fn parse_markdown_bytes(s: &str) -> Result<usize, String> {
     if s.trim() == "0" {
         return Ok(0);
     }
@@ -96,7 +96,7 @@ pub struct Limits {
 
 impl Limits {
     /// The limit of line `number` (1-based): the manifest's for line 1.
-    pub fn for_line(&self, number: u64) -> usize {
+    pub(crate) fn for_line(&self, number: u64) -> usize {
         if number == 1 {
             self.max_manifest_bytes
         } else {
@@ -106,7 +106,7 @@ impl Limits {
 }
 
 /// The default of `--max-errors`, the same in every command.
-pub const DEFAULT_MAX_ERRORS: usize = 100;
+pub(crate) const DEFAULT_MAX_ERRORS: usize = 100;
 
 /// `--max-errors`: findings shown at most per archive.
 #[derive(Debug, Clone, Copy, clap::Args)]
@@ -120,7 +120,7 @@ pub struct MaxErrors {
 }
 
 /// Parses a count of at least 1 (at most 2^32 - 1).
-pub fn parse_count(s: &str) -> Result<usize, String> {
+pub(crate) fn parse_count(s: &str) -> Result<usize, String> {
     match s.trim().parse::<u32>() {
         Ok(0) => Err("must be at least 1".to_string()),
         Ok(n) => Ok(n as usize),
@@ -165,11 +165,11 @@ impl FormatArg {
 }
 
 /// `--jobs` above this many threads per core is clamped.
-pub const JOBS_PER_CORE: usize = 4;
+pub(crate) const JOBS_PER_CORE: usize = 4;
 
 /// `--jobs N` clamped to [`JOBS_PER_CORE`] times the cores, with a note on
 /// standard error when clamped (0 stays 0: one per core).
-pub fn clamp_jobs(jobs: usize) -> usize {
+pub(crate) fn clamp_jobs(jobs: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let max = cores.saturating_mul(JOBS_PER_CORE);
     if jobs > max {
@@ -222,7 +222,7 @@ pub struct Quiet {
 
 /// The one conversion of the verification flags (`--max-errors`, the
 /// limits group, `--accept-format`, `--jobs`) into the verifier's options.
-pub fn verify_options(
+pub(crate) fn verify_options(
     max_errors: &MaxErrors,
     limits: &Limits,
     formats: &AcceptFormat,
@@ -243,7 +243,7 @@ pub fn verify_options(
 
 /// Parses a part size (`--part-bytes`): a byte size in
 /// [`ndarc_format::pack::PART_BYTES`], 1KiB to 16MiB.
-pub fn parse_part_bytes(s: &str) -> Result<usize, String> {
+pub(crate) fn parse_part_bytes(s: &str) -> Result<usize, String> {
     let n = parse_size(s)?;
     if ndarc_format::pack::PART_BYTES.contains(&n) {
         Ok(n)

@@ -15,13 +15,13 @@ use std::path::{Path, PathBuf};
 use crate::exit::Failure;
 
 /// The path that stands for standard input or output.
-pub const STDIO: &str = "-";
+pub(crate) const STDIO: &str = "-";
 
 /// Buffer size for reading inputs and writing outputs.
-pub const BUFFER_BYTES: usize = 1 << 20;
+pub(crate) const BUFFER_BYTES: usize = 1 << 20;
 
 /// Whether `path` is `-`, standard input or output.
-pub fn is_stdio(path: &Path) -> bool {
+pub(crate) fn is_stdio(path: &Path) -> bool {
     path.as_os_str() == STDIO
 }
 
@@ -71,7 +71,7 @@ impl Input {
 
     /// The size of a regular file (`None` for standard input or another
     /// kind of file), to refuse an input before reading it.
-    pub fn file_len(&self) -> Option<u64> {
+    pub(crate) fn file_len(&self) -> Option<u64> {
         match &self.source {
             Source::File(f) => f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len()),
             Source::Stdin(_) => None,
@@ -80,7 +80,7 @@ impl Input {
 
     /// The file, when the input is a regular file (one that can be read
     /// again by offset).
-    pub fn regular_file(&self) -> Option<&File> {
+    pub(crate) fn regular_file(&self) -> Option<&File> {
         match &self.source {
             Source::File(f) => f.metadata().ok().filter(|m| m.is_file()).map(|_| f),
             Source::Stdin(_) => None,
@@ -89,7 +89,7 @@ impl Input {
 
     /// Reads the whole input, failing with [`ReadError::TooLong`] instead of
     /// allocating when it holds more than `limit` bytes.
-    pub fn read_all(&mut self, limit: usize) -> Result<Vec<u8>, ReadError> {
+    pub(crate) fn read_all(&mut self, limit: usize) -> Result<Vec<u8>, ReadError> {
         let mut buf = Vec::new();
         let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
         self.by_ref().take(cap).read_to_end(&mut buf)?;
@@ -171,7 +171,7 @@ impl OutputArgs {
 }
 
 /// Parses `--mode`: octal permission bits, at most 777.
-pub fn parse_mode(s: &str) -> Result<u32, String> {
+pub(crate) fn parse_mode(s: &str) -> Result<u32, String> {
     match u32::from_str_radix(s.trim().trim_start_matches("0o"), 8) {
         Ok(m) if m <= 0o777 => Ok(m),
         _ => Err(format!(
@@ -196,7 +196,11 @@ impl Output {
     }
 
     /// [`Output::open`] with the mode of a new file.
-    pub fn open_with(path: Option<&Path>, force: bool, mode: FileMode) -> Result<Output, Failure> {
+    pub(crate) fn open_with(
+        path: Option<&Path>,
+        force: bool,
+        mode: FileMode,
+    ) -> Result<Output, Failure> {
         match path {
             None => Ok(Output::stdout()),
             Some(p) if is_stdio(p) => Ok(Output::stdout()),
@@ -269,7 +273,7 @@ pub enum FileMode {
 
 /// Mode of outputs that hold archive data, unless `--mode` says otherwise:
 /// readable and writable by the owner only, whatever the umask.
-pub const ARCHIVE_MODE: FileMode = FileMode::Exact(0o600);
+pub(crate) const ARCHIVE_MODE: FileMode = FileMode::Exact(0o600);
 
 /// A file written under a temporary name in the destination's directory and
 /// renamed into place by [`AtomicFile::commit`] after an fsync. Dropped
@@ -324,7 +328,11 @@ impl AtomicFile {
     /// [`AtomicFile::create`] with the mode of a new file. A replaced file
     /// (`force`) keeps its own mode. An existing FIFO or character device
     /// is written into (`force` is not needed: nothing is replaced).
-    pub fn create_with(dest: &Path, force: bool, mode: FileMode) -> Result<AtomicFile, Failure> {
+    pub(crate) fn create_with(
+        dest: &Path,
+        force: bool,
+        mode: FileMode,
+    ) -> Result<AtomicFile, Failure> {
         AtomicFile::create_inner(dest, force, mode, Links::Follow)
     }
 
@@ -469,7 +477,7 @@ impl AtomicFile {
 
     /// The temporary file being written (renamed to [`AtomicFile::path`]
     /// on commit); `None` when writing into a FIFO or device.
-    pub fn temp_path(&self) -> Option<&Path> {
+    pub(crate) fn temp_path(&self) -> Option<&Path> {
         self.tmp.as_deref()
     }
 
@@ -649,7 +657,7 @@ pub(crate) fn process_exists(pid: u32) -> bool {
 /// Refuses to write `dest` when it is one of `inputs` (the same file, also
 /// through a link), even with `--force`: the output would destroy what the
 /// command reads.
-pub fn refuse_input(dest: &Path, inputs: &[&Path]) -> Result<(), Failure> {
+pub(crate) fn refuse_input(dest: &Path, inputs: &[&Path]) -> Result<(), Failure> {
     if is_stdio(dest) {
         return Ok(());
     }
@@ -662,7 +670,7 @@ pub fn refuse_input(dest: &Path, inputs: &[&Path]) -> Result<(), Failure> {
 }
 
 /// The failure of an output that is one of the command's inputs.
-pub fn input_refused(dest: &Path) -> Failure {
+pub(crate) fn input_refused(dest: &Path) -> Failure {
     Failure::new(format!(
         "{} is an input of this command; write the output elsewhere (--force never replaces an input)",
         dest.display()
@@ -673,7 +681,7 @@ pub fn input_refused(dest: &Path) -> Failure {
 /// one of the directories that hold it is `dir` itself, compared by
 /// identity (device and inode), so also through links and `..`. A link at
 /// `path` itself is not followed.
-pub fn is_under(path: &Path, dir: &Path) -> bool {
+pub(crate) fn is_under(path: &Path, dir: &Path) -> bool {
     let Ok(dir_meta) = fs::metadata(dir) else {
         return false;
     };
@@ -696,7 +704,7 @@ pub fn is_under(path: &Path, dir: &Path) -> bool {
 
 /// Whether two metadata describe the same file (Unix: device and inode;
 /// elsewhere unknown, so no).
-pub fn same_identity(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+pub(crate) fn same_identity(a: &fs::Metadata, b: &fs::Metadata) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -710,7 +718,7 @@ pub fn same_identity(a: &fs::Metadata, b: &fs::Metadata) -> bool {
 }
 
 /// Whether two paths name the same existing file.
-pub fn same_file(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     match (fs::metadata(a), fs::metadata(b)) {
         #[cfg(unix)]
         (Ok(x), Ok(y)) => {
@@ -768,7 +776,7 @@ pub mod cleanup {
     /// that nothing the child started outlives ndarc. The registry is held
     /// across the spawn: a signal arriving meanwhile waits until the group
     /// is known.
-    pub fn spawn_group(cmd: &mut Command) -> std::io::Result<Child> {
+    pub(crate) fn spawn_group(cmd: &mut Command) -> std::io::Result<Child> {
         HANDLER.call_once(install);
         let mut groups = lock(&GROUPS);
         let child = cmd.spawn()?;
@@ -777,7 +785,7 @@ pub mod cleanup {
     }
 
     /// Forgets the group of child `pid` (it has been killed or has ended).
-    pub fn forget_group(pid: u32) {
+    pub(crate) fn forget_group(pid: u32) {
         let mut groups = lock(&GROUPS);
         if let Some(i) = groups.iter().rposition(|&g| g == pid) {
             groups.swap_remove(i);
@@ -800,7 +808,7 @@ pub mod cleanup {
     }
 
     /// Forgets `path` (it was committed, or removed).
-    pub fn unregister(path: &Path) {
+    pub(crate) fn unregister(path: &Path) {
         let mut paths = lock(&PATHS);
         if let Some(i) = paths.iter().rposition(|p| p == path) {
             paths.swap_remove(i);

@@ -110,7 +110,7 @@ pub fn paint(on: bool, style: Style, text: &str) -> String {
 /// Where a finding is: a file, a 1-based line and a byte offset from the
 /// start of the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Location<'a> {
+pub(crate) struct Location<'a> {
     /// The file's name as given, or `<stdin>`.
     pub file: &'a str,
     /// 1-based line number.
@@ -121,7 +121,7 @@ pub struct Location<'a> {
 
 /// Writes `FILE:LINE:OFFSET: CODE: message` to standard error (`CODE: ` is
 /// left out when `code` is empty). Messages are made one line.
-pub fn diagnostic(colour: Colour, at: Location<'_>, code: &str, message: &str) {
+pub(crate) fn diagnostic(colour: Colour, at: Location<'_>, code: &str, message: &str) {
     let loc = format!("{}:{}:{}:", at.file, at.line, at.offset);
     let mut line = format!("{} ", paint(colour.stderr, Style::Location, &loc));
     if !code.is_empty() {
@@ -135,7 +135,7 @@ pub fn diagnostic(colour: Colour, at: Location<'_>, code: &str, message: &str) {
 
 /// Writes `FILE: CODE: message` to standard error: a finding about a whole
 /// file (a database `pack` refuses, an archive `unpack` cannot restore).
-pub fn file_diagnostic(colour: Colour, file: &str, code: &str, message: &str) {
+pub(crate) fn file_diagnostic(colour: Colour, file: &str, code: &str, message: &str) {
     let line = format!(
         "{} {}: {}\n",
         paint(colour.stderr, Style::Location, &format!("{file}:")),
@@ -165,7 +165,7 @@ pub fn note(message: &str) {
 /// control characters (ESC, BEL, DEL, C1: what could move the cursor or
 /// start an escape sequence) and bidirectional formatting characters (what
 /// could make text read as other text) are written as `\u{…}`.
-pub fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -182,13 +182,13 @@ pub fn one_line(s: &str) -> String {
 
 /// `s` escaped as [`one_line`], keeping line breaks: for multi-line
 /// reports that print text from an archive.
-pub fn safe_text(s: &str) -> String {
+pub(crate) fn safe_text(s: &str) -> String {
     s.split('\n').map(one_line).collect::<Vec<_>>().join("\n")
 }
 
 /// An input's name as a shell word for a suggested command: `-` for
 /// standard input, else the path quoted where a shell needs it.
-pub fn shell_word(name: &str) -> String {
+pub(crate) fn shell_word(name: &str) -> String {
     if name == "<stdin>" {
         return "-".to_string();
     }
@@ -204,14 +204,14 @@ pub fn shell_word(name: &str) -> String {
 /// enabled (see [`StatusLine::for_stderr`]) and is cleared when dropped,
 /// so that what follows on standard error or standard output starts on a
 /// clean line.
-pub struct StatusLine {
+pub(crate) struct StatusLine {
     bar: Option<indicatif::ProgressBar>,
 }
 
 impl StatusLine {
     /// A line shown only when `quiet` is off and standard error is a
     /// terminal: nothing is written to a pipe or a file.
-    pub fn for_stderr(quiet: bool) -> StatusLine {
+    pub(crate) fn for_stderr(quiet: bool) -> StatusLine {
         StatusLine::new(!quiet && io::stderr().is_terminal())
     }
 
@@ -235,7 +235,7 @@ impl StatusLine {
     }
 
     /// Whether the line is drawn.
-    pub fn enabled(&self) -> bool {
+    pub(crate) fn enabled(&self) -> bool {
         self.bar.is_some()
     }
 

@@ -201,7 +201,7 @@ fn plain_table(name: &str, columns: Vec<V>, alias: Option<&str>) -> V {
             "sql",
             Value::from(format!(
                 "CREATE TABLE {}({})",
-                quote_ident(&name),
+                quote_ident(name),
                 defs.join(", ")
             )),
         ),

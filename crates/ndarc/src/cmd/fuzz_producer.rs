@@ -36,7 +36,7 @@ use crate::term::{self, paint, Style};
 use crate::Context;
 
 /// The token replaced by the database's path.
-pub const DB_TOKEN: &str = "{db}";
+pub(crate) const DB_TOKEN: &str = "{db}";
 /// The token replaced by the path the archive is to be written to.
 pub use crate::child::ARCHIVE_TOKEN;
 

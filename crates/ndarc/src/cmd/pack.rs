@@ -217,7 +217,7 @@ fn name_files(flag: &str, values: &[String]) -> Result<Vec<(String, PathBuf)>, F
 }
 
 /// The `--summary` line.
-pub fn summary_json(s: &PackSummary) -> Vec<u8> {
+pub(crate) fn summary_json(s: &PackSummary) -> Vec<u8> {
     let n = |x: u64| Value::from(x as i64);
     let mut o = Object::new();
     o.insert("bytes", n(s.bytes));
@@ -254,7 +254,7 @@ pub fn summary_json(s: &PackSummary) -> Vec<u8> {
 
 /// The one-line summary: `packed DB into FILE: 3 tables (1204 rows),
 /// 2 objects, 1 payload; 42 parts, 1234567 bytes`.
-pub fn summary_line(db: &str, dest: &str, s: &PackSummary) -> String {
+pub(crate) fn summary_line(db: &str, dest: &str, s: &PackSummary) -> String {
     use crate::cmd::verify::plural;
     let rows: u64 = s.tables.iter().map(|(_, n)| *n).sum();
     format!(

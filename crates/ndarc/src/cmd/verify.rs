@@ -118,7 +118,7 @@ pub struct Args {
 
 /// The largest `--policy` file read. A policy is a few lines of JSON; the
 /// limit keeps a file such as `/dev/zero` from taking all memory.
-pub const MAX_POLICY_BYTES: usize = 16 << 20;
+pub(crate) const MAX_POLICY_BYTES: usize = 16 << 20;
 
 /// The bytes of `--policy FILE`, at most [`MAX_POLICY_BYTES`].
 fn read_policy(path: &Path) -> Result<Vec<u8>, Failure> {
