@@ -15,6 +15,7 @@ use std::ptr;
 use ndarc_format::catalogue::{
     cmp_payload_names, decode_base64, encode_base64, rowid_alias, ROWID_ALIASES,
 };
+use ndarc_format::framing::RawLines;
 use ndarc_format::hash::{hex, sha256};
 use ndarc_format::manifest::{Column, Table};
 use ndarc_format::{
@@ -1017,12 +1018,12 @@ pub(super) fn line_start(text: &[u8], k: usize) -> usize {
     memchr_nth(text, k).map_or(text.len(), |i| i + 1)
 }
 
+/// The offset of the `k`th LF (1-based): the end of the `k`th raw line.
 fn memchr_nth(text: &[u8], k: usize) -> Option<usize> {
-    text.iter()
-        .enumerate()
-        .filter(|(_, &b)| b == b'\n')
+    RawLines::new(text)
         .nth(k - 1)
-        .map(|(i, _)| i)
+        .filter(|l| l.has_lf)
+        .map(|l| l.offset + l.bytes.len())
 }
 
 // ------------------------------------------------ byte edits of a line
