@@ -22,7 +22,7 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
-use ndarc_json::{RawStr, Scanner};
+use ndarc_json::{RawNumber, RawStr, Scanner};
 
 use crate::cell::{self, CellValue};
 use crate::hash::{self, Digest32};
@@ -244,7 +244,6 @@ fn scan(
     if bytes.len() > u32::MAX as usize {
         return None;
     }
-    let offset_of = |o: usize| u32::try_from(o).unwrap_or(0);
     let mut s = Scanner::new(bytes)?;
     // Members of a part, and of a row item, in canonical (sorted) order.
     s.eat_bytes(br#"{"index":"#)?;
@@ -255,16 +254,13 @@ fn scan(
     let index = count(s.raw_number()?)?;
     s.eat_bytes(br#","items":["#)?;
 
-    let mut table: Option<(usize, &TablePlan)> = None;
+    let mut table: Option<&TablePlan> = None;
     let mut names: Vec<RawStr<'_>> = Vec::new();
     // The cells of the row: every cell of the first row (whose table is
     // not yet known), and after it only the primary-key cells, each with
     // its column's position.
     let mut cells: Vec<(usize, Cell<'_>)> = Vec::new();
-    // The previous row's key: its rowid, or its primary-key cells.
-    let mut last_rowid: Option<i64> = None;
-    let mut prev_pk: Vec<Cell<'_>> = Vec::new();
-    let mut pk: Vec<Cell<'_>> = Vec::new();
+    let mut order = KeyOrder::default();
     // The table is set from the first item.
     let mut part = RowsPart::new(Some(index), 0);
     // The line's SHA-256 so far, and how many of its bytes it was fed.
@@ -276,28 +272,13 @@ fn scan(
         let idx = count(s.raw_number()?)?;
         s.eat_bytes(br#","kind":"row","row":"#)?;
         let row_start = s.pos();
-        cells.clear();
         let cell_spans = match &mut mode {
             Mode::Check {
                 spans: Some(sp), ..
             } => Some(&mut sp.cells),
             _ => None,
         };
-        match table {
-            // The table known (from the first item), a row is read against
-            // its columns: names are compared, not scanned.
-            Some((_, tp)) => read_known_row(
-                &mut s,
-                &tp.columns,
-                &mut cells,
-                &mut scratch.base64,
-                cell_spans,
-            )?,
-            None => {
-                names.clear();
-                read_row(&mut s, &mut names, &mut cells, cell_spans)?;
-            }
-        }
+        read_item_row(&mut s, table, &mut names, &mut cells, scratch, cell_spans)?;
         let row_end = s.pos();
         let (rowid_at, rowid) = if s.eat_bytes(br#","rowid":"#).is_some() {
             (s.pos(), Some(s.raw_number()?))
@@ -309,23 +290,14 @@ fn scan(
         let tp = match table {
             // Both are canonical string text, so equal text is equal names
             // (and anything else is mixed_part).
-            Some((_, tp)) => {
+            Some(tp) => {
                 s.eat_bytes(&tp.name_json)?;
                 tp
             }
             None => {
-                let name = s.string()?;
-                let t = *plan.index.tables.get(name.decode().as_ref())?;
-                let tp = plan.tables.get(t)?;
-                if !cells_ok(&tp.columns, &names, &cells, &mut scratch.base64) {
-                    return None;
-                }
-                // Rows the import may refuse by a cell (`dev_data`) are
-                // rare: the full check reads them.
-                if tp.dev_kind.is_some() && matches!(mode, Mode::Check { .. }) {
-                    return None;
-                }
-                table = Some((t, tp));
+                let check = matches!(mode, Mode::Check { .. });
+                let (t, tp) = first_table(&mut s, plan, &names, &cells, scratch, check)?;
+                table = Some(tp);
                 part.table = t;
                 anchors.item = offset_of(item_at);
                 anchors.item_index = offset_of(index_at);
@@ -339,123 +311,41 @@ fn scan(
         if tp.has_rowid != rowid.is_some() {
             return None;
         }
-        if let Mode::Keys(out) = &mut mode {
-            // Every row's key, in any order.
-            let item = usize::try_from(part.rows).ok()?;
-            match rowid {
-                Some(id) => {
-                    id.safe_integer()?;
-                    out.push_key(item, offset_of(rowid_at), |buf| {
-                        buf.extend_from_slice(id.text().as_bytes());
-                    });
-                }
-                None => out.push_key(item, offset_of(row_start), |buf| {
-                    buf.push(b'[');
-                    for (i, &c) in tp.pk.iter().enumerate() {
-                        if i > 0 {
-                            buf.push(b',');
-                        }
-                        if let Some(cell) = cell_at(&cells, c) {
-                            write_cell(cell, buf);
+        match &mut mode {
+            Mode::Keys(out) => {
+                // Every row's key, in any order.
+                push_key(out, part.rows, tp, rowid, &cells, rowid_at, row_start)?;
+                part.rows += 1;
+            }
+            Mode::Check { digest, spans } => {
+                // Indexes consecutive and keys rising within the part.
+                step_index(&mut part, idx)?;
+                match rowid {
+                    Some(id) => {
+                        let id = order.step_rowid(&mut part, id)?;
+                        if let Some(sp) = spans {
+                            sp.rowids.push((id, (rowid_at as u32, rowid_end as u32)));
                         }
                     }
-                    buf.push(b']');
-                }),
-            }
-            part.rows += 1;
-        } else {
-            // Indexes consecutive and keys rising within the part.
-            if let Some(prev) = part.last_index {
-                if prev.checked_add(1) != Some(idx) {
+                    None => order.step_pk(plan, &mut part, tp, &cells, row_start)?,
+                }
+                part.rows += 1;
+                // A part over the producer's row limit has a warning
+                // (`part_row_count`): the full check gives it.
+                if part.rows > MAX_PART_ROWS as u64 {
                     return None;
                 }
-            }
-            part.first_index.get_or_insert(idx);
-            part.last_index = Some(idx);
-            match rowid {
-                Some(id) => {
-                    let id = id.safe_integer()?;
-                    if last_rowid.is_some_and(|prev| prev >= id) {
-                        return None;
-                    }
-                    last_rowid = Some(id);
-                    part.first_key.get_or_insert(RowKey::Rowid(id));
-                    if let Mode::Check {
-                        spans: Some(sp), ..
-                    } = &mut mode
-                    {
-                        sp.rowids.push((id, (rowid_at as u32, rowid_end as u32)));
-                    }
+                if let Some(sp) = spans {
+                    sp.rows.push((row_start as u32, row_end as u32));
                 }
-                None => {
-                    // Compared as cells, without building keys; only the
-                    // first and last rows' keys are built, and the two keys
-                    // where they first fall.
-                    pk.clear();
-                    for &c in &tp.pk {
-                        pk.push(cell_at(&cells, c)?);
-                    }
-                    if part.rows > 0 {
-                        match cmp_key(&prev_pk, &pk) {
-                            Ordering::Less => {}
-                            // duplicate_row_key: the full check reports it.
-                            Ordering::Equal => return None,
-                            // row_key_order, a warning the assembler gives
-                            // at most once per table.
-                            Ordering::Greater => {
-                                if let Some((_, member, message)) = key_step(
-                                    &primary_key(&prev_pk),
-                                    &primary_key(&pk),
-                                    false,
-                                    &plan.manifest.tables.get(part.table)?.name,
-                                    &mut part.ordered,
-                                ) {
-                                    part.descent = Some(Descent {
-                                        pointer: format!("/items/{}/{member}", part.rows),
-                                        offset: offset_of(row_start),
-                                        message,
-                                    });
-                                }
-                            }
-                        }
-                    }
-                    std::mem::swap(&mut pk, &mut prev_pk);
-                    if part.first_key.is_none() {
-                        part.first_key = Some(primary_key(&prev_pk));
-                    }
-                }
-            }
-            part.rows += 1;
-            // A part over the producer's row limit has a warning
-            // (`part_row_count`): the full check gives it.
-            if part.rows > MAX_PART_ROWS as u64 {
-                return None;
-            }
-            if let Mode::Check {
-                spans: Some(sp), ..
-            } = &mut mode
-            {
-                sp.rows.push((row_start as u32, row_end as u32));
-            }
-            // The row's content message (see `hash::row_content_in_item`):
-            // canonical text, so the item's own text from `"row":` to its
-            // end, the rowid as written being the rowid as the digest
-            // writes it. Hashed below, two streams at a time.
-            if let Mode::Check { digest, .. } = &mode {
                 let tail = bytes.get(row_start - br#""row":"#.len()..s.pos())?;
-                let n = ndarc_sha::push_message(
-                    &mut scratch.messages,
-                    &hash::row_content_in_item(tail),
-                );
-                scratch.blocks.push(n);
-                if scratch.messages.len() >= HASH_BATCH {
-                    let line = if digest.is_none() {
-                        &bytes[..s.pos()]
-                    } else {
-                        &[]
-                    };
-                    hash_batch(&mut line_hash, line, scratch, &mut part.row_digests);
-                }
+                // The line so far, when its digest is to be computed.
+                let line = if digest.is_none() {
+                    &bytes[..s.pos()]
+                } else {
+                    &[]
+                };
+                queue_row_digest(tail, line, &mut line_hash, scratch, &mut part.row_digests);
             }
         }
         match s.peek()? {
@@ -469,21 +359,9 @@ fn scan(
         return None;
     }
     let Mode::Check { digest, .. } = mode else {
-        return Some(LineSummary {
-            line: at.line,
-            offset: at.offset,
-            digest: [0; 32],
-            anchors,
-            body: Body::Rows(Box::new(part)),
-            findings: Vec::new(),
-            dropped: 0,
-            dropped_warnings: 0,
-        });
+        return Some(rows_summary(at, [0; 32], anchors, part));
     };
-    part.last_key = match last_rowid {
-        Some(id) => Some(RowKey::Rowid(id)),
-        None => Some(primary_key(&prev_pk)),
-    };
+    part.last_key = Some(order.last_key());
     // The last rows' digests, and the line's.
     let line = if digest.is_none() { bytes } else { &[] };
     hash_batch(&mut line_hash, line, scratch, &mut part.row_digests);
@@ -494,7 +372,226 @@ fn scan(
             stream.finish(&bytes[done..])
         }
     };
-    Some(LineSummary {
+    Some(rows_summary(at, digest, anchors, part))
+}
+
+/// Reads an item's row (where `s` is) into `cells`: against the table's
+/// columns once the table is known (from the first item), names compared
+/// rather than scanned; the first row's names into `names`.
+#[inline]
+fn read_item_row<'a>(
+    s: &mut Scanner<'a>,
+    table: Option<&TablePlan>,
+    names: &mut Vec<RawStr<'a>>,
+    cells: &mut Vec<(usize, Cell<'a>)>,
+    scratch: &mut Scratch,
+    cell_spans: Option<&mut Vec<(u32, u32)>>,
+) -> Option<()> {
+    cells.clear();
+    match table {
+        Some(tp) => read_known_row(s, &tp.columns, cells, &mut scratch.base64, cell_spans),
+        None => {
+            names.clear();
+            read_row(s, names, cells, cell_spans)
+        }
+    }
+}
+
+/// An offset within a line, as kept (lines of a scan are under 4 GiB).
+#[inline]
+fn offset_of(o: usize) -> u32 {
+    u32::try_from(o).unwrap_or(0)
+}
+
+/// The table of the part, from the first item's `"table":` (where `s`
+/// is), whose row `names` and `cells` were read without it: the table's
+/// plan and position, if the row is one of its rows that the fast path
+/// judges (`check`: a line check, which leaves `dev_data` to the full
+/// check).
+fn first_table<'p>(
+    s: &mut Scanner<'_>,
+    plan: &'p Plan,
+    names: &[RawStr<'_>],
+    cells: &[(usize, Cell<'_>)],
+    scratch: &mut Scratch,
+    check: bool,
+) -> Option<(usize, &'p TablePlan)> {
+    let name = s.string()?;
+    let t = *plan.index.tables.get(name.decode().as_ref())?;
+    let tp = plan.tables.get(t)?;
+    if !cells_ok(&tp.columns, names, cells, &mut scratch.base64) {
+        return None;
+    }
+    // Rows the import may refuse by a cell (`dev_data`) are rare: the full
+    // check reads them.
+    if tp.dev_kind.is_some() && check {
+        return None;
+    }
+    Some((t, tp))
+}
+
+/// Records the key of the part's row `item` for the duplicate re-scan:
+/// its rowid as written, or its primary-key cells as a JSON array.
+#[inline]
+fn push_key(
+    out: &mut PartKeys,
+    item: u64,
+    tp: &TablePlan,
+    rowid: Option<RawNumber<'_>>,
+    cells: &[(usize, Cell<'_>)],
+    rowid_at: usize,
+    row_start: usize,
+) -> Option<()> {
+    let item = usize::try_from(item).ok()?;
+    match rowid {
+        Some(id) => {
+            id.safe_integer()?;
+            out.push_key(item, offset_of(rowid_at), |buf| {
+                buf.extend_from_slice(id.text().as_bytes());
+            });
+        }
+        None => out.push_key(item, offset_of(row_start), |buf| {
+            buf.push(b'[');
+            for (i, &c) in tp.pk.iter().enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                if let Some(cell) = cell_at(cells, c) {
+                    write_cell(cell, buf);
+                }
+            }
+            buf.push(b']');
+        }),
+    }
+    Some(())
+}
+
+/// An item's `index` after the previous item's: consecutive.
+#[inline]
+fn step_index(part: &mut RowsPart, idx: u64) -> Option<()> {
+    if let Some(prev) = part.last_index {
+        if prev.checked_add(1) != Some(idx) {
+            return None;
+        }
+    }
+    part.first_index.get_or_insert(idx);
+    part.last_index = Some(idx);
+    Some(())
+}
+
+/// The previous row's key within a part, which the next row's follows:
+/// its rowid, or its primary-key cells, compared as cells without building
+/// keys (only the first and last rows' keys are built, and the two keys
+/// where they first fall).
+#[derive(Default)]
+struct KeyOrder<'a> {
+    last_rowid: Option<i64>,
+    prev_pk: Vec<Cell<'a>>,
+    /// The row's primary-key cells (a buffer, swapped with `prev_pk`).
+    pk: Vec<Cell<'a>>,
+}
+
+impl<'a> KeyOrder<'a> {
+    /// A row's rowid: a safe integer above the previous row's.
+    #[inline]
+    fn step_rowid(&mut self, part: &mut RowsPart, id: RawNumber<'_>) -> Option<i64> {
+        let id = id.safe_integer()?;
+        if self.last_rowid.is_some_and(|prev| prev >= id) {
+            return None;
+        }
+        self.last_rowid = Some(id);
+        part.first_key.get_or_insert(RowKey::Rowid(id));
+        Some(id)
+    }
+
+    /// A row's primary key, from its `cells`: not equal to the previous
+    /// row's (a duplicate the full check reports); a key below it is the
+    /// part's descent (`row_key_order`, a warning the assembler gives at
+    /// most once per table).
+    #[inline]
+    fn step_pk(
+        &mut self,
+        plan: &Plan,
+        part: &mut RowsPart,
+        tp: &TablePlan,
+        cells: &[(usize, Cell<'a>)],
+        row_start: usize,
+    ) -> Option<()> {
+        self.pk.clear();
+        for &c in &tp.pk {
+            self.pk.push(cell_at(cells, c)?);
+        }
+        if part.rows > 0 {
+            match cmp_key(&self.prev_pk, &self.pk) {
+                Ordering::Less => {}
+                // duplicate_row_key: the full check reports it.
+                Ordering::Equal => return None,
+                Ordering::Greater => self.descent(plan, part, row_start)?,
+            }
+        }
+        std::mem::swap(&mut self.pk, &mut self.prev_pk);
+        if part.first_key.is_none() {
+            part.first_key = Some(primary_key(&self.prev_pk));
+        }
+        Some(())
+    }
+
+    /// Records where the keys first fall (`pk` below `prev_pk`).
+    #[cold]
+    fn descent(&self, plan: &Plan, part: &mut RowsPart, row_start: usize) -> Option<()> {
+        if let Some((_, member, message)) = key_step(
+            &primary_key(&self.prev_pk),
+            &primary_key(&self.pk),
+            false,
+            &plan.manifest.tables.get(part.table)?.name,
+            &mut part.ordered,
+        ) {
+            part.descent = Some(Descent {
+                pointer: format!("/items/{}/{member}", part.rows),
+                offset: offset_of(row_start),
+                message,
+            });
+        }
+        Some(())
+    }
+
+    /// The last row's key.
+    fn last_key(&self) -> RowKey {
+        match self.last_rowid {
+            Some(id) => RowKey::Rowid(id),
+            None => primary_key(&self.prev_pk),
+        }
+    }
+}
+
+/// Queues a row's content message (see `hash::row_content_in_item`):
+/// canonical text, so the item's own text from `"row":` to its end
+/// (`tail`), the rowid as written being the rowid as the digest writes it.
+/// A full batch is hashed, two streams at a time, beside the line so far
+/// (`line`; empty when the caller has the line's digest).
+#[inline]
+fn queue_row_digest(
+    tail: &[u8],
+    line: &[u8],
+    line_hash: &mut (ndarc_sha::Stream, usize),
+    scratch: &mut Scratch,
+    row_digests: &mut Vec<Digest32>,
+) {
+    let n = ndarc_sha::push_message(&mut scratch.messages, &hash::row_content_in_item(tail));
+    scratch.blocks.push(n);
+    if scratch.messages.len() >= HASH_BATCH {
+        hash_batch(line_hash, line, scratch, row_digests);
+    }
+}
+
+/// The summary of a rows part the fast path accepted.
+fn rows_summary(
+    at: LineRef<'_>,
+    digest: Digest32,
+    anchors: Anchors,
+    part: RowsPart,
+) -> LineSummary {
+    LineSummary {
         line: at.line,
         offset: at.offset,
         digest,
@@ -503,7 +600,7 @@ fn scan(
         findings: Vec::new(),
         dropped: 0,
         dropped_warnings: 0,
-    })
+    }
 }
 
 /// A part's or item's `index`: a safe integer ≥ 0. Read as the scanner's

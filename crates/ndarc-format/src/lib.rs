@@ -28,6 +28,7 @@ mod code;
 pub mod display;
 mod fast;
 mod finding;
+pub mod framing;
 pub mod hash;
 pub mod key;
 pub mod lineage;

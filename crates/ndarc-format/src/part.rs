@@ -376,43 +376,7 @@ fn check_rows(
             }
             continue;
         }
-        let required: &[&str] = if tp.has_rowid {
-            &["index", "kind", "row", "rowid", "table"]
-        } else {
-            &["index", "kind", "row", "table"]
-        };
-        if !tp.has_rowid && o.contains_key("rowid") {
-            r.add(
-                Code::UnknownMember,
-                &join(&p, "rowid"),
-                format!("rows of {tname:?} carry no rowid: the table has a primary key (its rowidAlias is null)"),
-            );
-        }
-        let shape = o.iter().filter(|(k, _)| *k != "rowid" || tp.has_rowid);
-        for (k, _) in shape {
-            if !required.contains(&k) {
-                r.add(
-                    Code::UnknownMember,
-                    &join(&p, k),
-                    format!("a row item has an unknown member {k:?}"),
-                );
-            }
-        }
-        for k in required {
-            if !o.contains_key(k) {
-                r.add(
-                    Code::MissingMember,
-                    &p,
-                    if *k == "rowid" {
-                        format!(
-                            "rows of {tname:?} must carry \"rowid\": the table has no primary key"
-                        )
-                    } else {
-                        format!("a row item lacks the member {k:?}")
-                    },
-                );
-            }
-        }
+        check_item_members(o, tp, tname, &p, r);
         part.rows += 1;
         if part.rows == MAX_PART_ROWS as u64 + 1 {
             r.add(
@@ -421,145 +385,253 @@ fn check_rows(
                 format!("the part holds {} rows; the producer packs at most {MAX_PART_ROWS} rows a part (nextItems in export.mjs)", items.len()),
             );
         }
-        // index: consecutive within the part; the assembler links parts.
-        let idx = r.count(o, &p, "index");
-        if let Some(idx) = idx {
-            if part.first_index.is_none() {
-                part.first_index = Some(idx);
-            }
-            if let Some(prev) = prev_index {
-                if idx != prev + 1 {
-                    r.add(
-                        Code::RowIndex,
-                        &join(&p, "index"),
-                        format!("row index {idx} follows {prev} in table {tname:?}; indexes run 0, 1, 2 … without gaps"),
-                    );
-                }
-            }
-            prev_index = Some(idx);
-            part.last_index = Some(idx);
-        } else if let Some(prev) = prev_index {
-            prev_index = Some(prev + 1);
-        }
+        step_index(&mut part, &mut prev_index, o, tname, &p, r);
         let rowid_number = o.get("rowid").and_then(Value::as_f64);
-        let rowid = if tp.has_rowid {
-            match o.get("rowid") {
-                Some(Value::Number(n)) => match ndarc_json::safe_integer(*n) {
-                    Some(id) => Some(id),
-                    None => {
-                        r.add(
-                            Code::UnsafeInteger,
-                            &join(&p, "rowid"),
-                            format!(
-                                "rowid {} of {tname:?} is not a safe integer",
-                                ndarc_json::number::format(*n)
-                            ),
-                        );
-                        None
-                    }
+        let rowid = item_rowid(o, tp, tname, &p, r);
+        let row = item_row(o, &p, r);
+        step_key(&mut part, tp, rowid, row, tname, &p, r);
+        match row {
+            Some(row) => {
+                let digest = check_row(tp, tname, row, rowid_number, canonical, &mut canon, &p, r);
+                part.row_digests.push(digest);
+            }
+            None => part.row_digests.push([0; 32]),
+        }
+    }
+    Body::Rows(Box::new(part))
+}
+
+/// Checks that a row item has the members of a row of `tp` and no others;
+/// `p` is its pointer.
+#[inline]
+fn check_item_members(
+    o: &Object<'_>,
+    tp: &TablePlan,
+    tname: &str,
+    p: &str,
+    r: &mut LineReport<'_>,
+) {
+    let required: &[&str] = if tp.has_rowid {
+        &["index", "kind", "row", "rowid", "table"]
+    } else {
+        &["index", "kind", "row", "table"]
+    };
+    if !tp.has_rowid && o.contains_key("rowid") {
+        r.add(
+            Code::UnknownMember,
+            &join(p, "rowid"),
+            format!("rows of {tname:?} carry no rowid: the table has a primary key (its rowidAlias is null)"),
+        );
+    }
+    let shape = o.iter().filter(|(k, _)| *k != "rowid" || tp.has_rowid);
+    for (k, _) in shape {
+        if !required.contains(&k) {
+            r.add(
+                Code::UnknownMember,
+                &join(p, k),
+                format!("a row item has an unknown member {k:?}"),
+            );
+        }
+    }
+    for k in required {
+        if !o.contains_key(k) {
+            r.add(
+                Code::MissingMember,
+                p,
+                if *k == "rowid" {
+                    format!("rows of {tname:?} must carry \"rowid\": the table has no primary key")
+                } else {
+                    format!("a row item lacks the member {k:?}")
                 },
-                Some(v) => {
+            );
+        }
+    }
+}
+
+/// The item's `index`: consecutive within the part (the assembler links
+/// parts); `prev_index` is the previous item's, or where it would be.
+#[inline]
+fn step_index(
+    part: &mut RowsPart,
+    prev_index: &mut Option<u64>,
+    o: &Object<'_>,
+    tname: &str,
+    p: &str,
+    r: &mut LineReport<'_>,
+) {
+    let idx = r.count(o, p, "index");
+    if let Some(idx) = idx {
+        if part.first_index.is_none() {
+            part.first_index = Some(idx);
+        }
+        if let Some(prev) = *prev_index {
+            if idx != prev + 1 {
+                r.add(
+                    Code::RowIndex,
+                    &join(p, "index"),
+                    format!("row index {idx} follows {prev} in table {tname:?}; indexes run 0, 1, 2 … without gaps"),
+                );
+            }
+        }
+        *prev_index = Some(idx);
+        part.last_index = Some(idx);
+    } else if let Some(prev) = *prev_index {
+        *prev_index = Some(prev + 1);
+    }
+}
+
+/// The item's `rowid`, where its table has rowids and it is a safe
+/// integer.
+#[inline]
+fn item_rowid(
+    o: &Object<'_>,
+    tp: &TablePlan,
+    tname: &str,
+    p: &str,
+    r: &mut LineReport<'_>,
+) -> Option<i64> {
+    if tp.has_rowid {
+        match o.get("rowid") {
+            Some(Value::Number(n)) => match ndarc_json::safe_integer(*n) {
+                Some(id) => Some(id),
+                None => {
                     r.add(
                         Code::UnsafeInteger,
-                        &join(&p, "rowid"),
+                        &join(p, "rowid"),
                         format!(
-                            "rowid of {tname:?} must be a safe integer, not {}",
-                            v.type_name()
+                            "rowid {} of {tname:?} is not a safe integer",
+                            ndarc_json::number::format(*n)
                         ),
                     );
                     None
                 }
-                None => None,
-            }
-        } else {
-            None
-        };
-        let row = match o.get("row") {
-            Some(Value::Object(row)) => Some(row),
+            },
             Some(v) => {
                 r.add(
-                    Code::RowColumns,
-                    &join(&p, "row"),
-                    format!("a row is an object of column values, not {}", v.type_name()),
+                    Code::UnsafeInteger,
+                    &join(p, "rowid"),
+                    format!(
+                        "rowid of {tname:?} must be a safe integer, not {}",
+                        v.type_name()
+                    ),
                 );
                 None
             }
             None => None,
-        };
-        // Key, order and duplicates within the part.
-        let key = if tp.has_rowid {
-            rowid.map(RowKey::Rowid)
-        } else {
-            row.and_then(|row| {
-                let parts: Option<Vec<KeyCell<'static>>> = tp
-                    .pk
-                    .iter()
-                    .map(|&c| {
-                        row.get(&tp.columns[c].name)
-                            .map(|v| KeyCell::of(v).into_owned())
-                    })
-                    .collect();
-                parts.map(RowKey::Primary)
-            })
-        };
-        if let Some(key) = key {
-            if let Some(prev) = &part.last_key {
-                match key_step(prev, &key, tp.has_rowid, tname, &mut part.ordered) {
-                    // Reported by the assembler, once per table.
-                    Some((Code::RowKeyOrder, member, message)) => {
-                        let pointer = join(&p, member);
-                        let offset = ndarc_json::locate(r.at().bytes, &pointer)
-                            .and_then(|o| u32::try_from(o).ok())
-                            .unwrap_or(0);
-                        part.descent = Some(Descent {
-                            pointer,
-                            offset,
-                            message,
-                        });
-                    }
-                    Some((code, member, msg)) => r.add(code, &join(&p, member), msg),
-                    None => {}
-                }
-            }
-            if part.first_key.is_none() {
-                part.first_key = Some(key.clone());
-            }
-            part.last_key = Some(key);
         }
-        if let Some(row) = row {
-            check_cells(tp, tname, row, &p, r);
-            if let Some(c) = tp.dev_kind {
-                let kind = &tp.columns[c].name;
-                if row.get(kind).and_then(Value::as_str) == Some("dev") {
-                    r.add(
-                        Code::DevData,
-                        &join(&join(&p, "row"), kind),
-                        format!("a row of {tname:?} whose kind is \"dev\": the import refuses development sessions and credentials (refuseDevData)"),
-                    );
+    } else {
+        None
+    }
+}
+
+/// The item's `row`, where it is an object.
+#[inline]
+fn item_row<'o, 'a>(o: &'o Object<'a>, p: &str, r: &mut LineReport<'_>) -> Option<&'o Object<'a>> {
+    match o.get("row") {
+        Some(Value::Object(row)) => Some(row),
+        Some(v) => {
+            r.add(
+                Code::RowColumns,
+                &join(p, "row"),
+                format!("a row is an object of column values, not {}", v.type_name()),
+            );
+            None
+        }
+        None => None,
+    }
+}
+
+/// The row's key (its rowid, or its primary-key cells), and its step from
+/// the previous row's: order and duplicates within the part.
+#[inline]
+fn step_key(
+    part: &mut RowsPart,
+    tp: &TablePlan,
+    rowid: Option<i64>,
+    row: Option<&Object<'_>>,
+    tname: &str,
+    p: &str,
+    r: &mut LineReport<'_>,
+) {
+    // Key, order and duplicates within the part.
+    let key = if tp.has_rowid {
+        rowid.map(RowKey::Rowid)
+    } else {
+        row.and_then(|row| {
+            let parts: Option<Vec<KeyCell<'static>>> = tp
+                .pk
+                .iter()
+                .map(|&c| {
+                    row.get(&tp.columns[c].name)
+                        .map(|v| KeyCell::of(v).into_owned())
+                })
+                .collect();
+            parts.map(RowKey::Primary)
+        })
+    };
+    if let Some(key) = key {
+        if let Some(prev) = &part.last_key {
+            match key_step(prev, &key, tp.has_rowid, tname, &mut part.ordered) {
+                // Reported by the assembler, once per table.
+                Some((Code::RowKeyOrder, member, message)) => {
+                    let pointer = join(p, member);
+                    let offset = ndarc_json::locate(r.at().bytes, &pointer)
+                        .and_then(|o| u32::try_from(o).ok())
+                        .unwrap_or(0);
+                    part.descent = Some(Descent {
+                        pointer,
+                        offset,
+                        message,
+                    });
                 }
+                Some((code, member, msg)) => r.add(code, &join(p, member), msg),
+                None => {}
             }
-            // A canonical line holds each row's canonical form: hash it in
-            // place instead of writing it again.
-            let row_bytes: &[u8] = match (canonical, row.span()) {
-                (Some(text), Some(span)) if span.end <= text.len() => &text[span],
-                _ => {
-                    canon.clear();
-                    ndarc_json::write_canonical_object(row, &mut canon);
-                    &canon
-                }
-            };
-            // The rowid as written, safe or not, where the item has one: an
-            // unsafe rowid is reported once, not again as a hash mismatch.
-            part.row_digests.push(hash::row_content_digest_number(
-                row_bytes,
-                rowid_number,
-                &tp.name_json,
-            ));
-        } else {
-            part.row_digests.push([0; 32]);
+        }
+        if part.first_key.is_none() {
+            part.first_key = Some(key.clone());
+        }
+        part.last_key = Some(key);
+    }
+}
+
+/// Checks the row's cells and `dev_data`; returns its content digest.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn check_row(
+    tp: &TablePlan,
+    tname: &str,
+    row: &Object<'_>,
+    rowid_number: Option<f64>,
+    canonical: Option<&[u8]>,
+    canon: &mut Vec<u8>,
+    p: &str,
+    r: &mut LineReport<'_>,
+) -> Digest32 {
+    check_cells(tp, tname, row, p, r);
+    if let Some(c) = tp.dev_kind {
+        let kind = &tp.columns[c].name;
+        if row.get(kind).and_then(Value::as_str) == Some("dev") {
+            r.add(
+                Code::DevData,
+                &join(&join(p, "row"), kind),
+                format!("a row of {tname:?} whose kind is \"dev\": the import refuses development sessions and credentials (refuseDevData)"),
+            );
         }
     }
-    Body::Rows(Box::new(part))
+    // A canonical line holds each row's canonical form: hash it in place
+    // instead of writing it again.
+    let row_bytes: &[u8] = match (canonical, row.span()) {
+        (Some(text), Some(span)) if span.end <= text.len() => &text[span],
+        _ => {
+            canon.clear();
+            ndarc_json::write_canonical_object(row, canon);
+            canon
+        }
+    };
+    // The rowid as written, safe or not, where the item has one: an unsafe
+    // rowid is reported once, not again as a hash mismatch.
+    hash::row_content_digest_number(row_bytes, rowid_number, &tp.name_json)
 }
 
 /// Checks a row's columns and cells; `item` is the row item's pointer.

@@ -2,6 +2,8 @@
 
 use std::io;
 
+use ndarc_format::framing::RawLines;
+
 /// Why an archive could not be resealed or repartitioned.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -65,19 +67,18 @@ impl Error {
     }
 }
 
-/// Splits an archive into its lines (without LF); the second value tells
-/// whether the input ended with an LF.
+/// Splits an archive into its raw lines ([`ndarc_format::framing::RawLines`]:
+/// without LF, a CR before it kept, as the mutations need the bytes as they
+/// are); the second value tells whether the input ended with an LF.
 pub(crate) fn lines(input: &[u8]) -> (Vec<&[u8]>, bool) {
-    let trailing = input.last() == Some(&b'\n');
-    let body = if trailing {
-        &input[..input.len() - 1]
-    } else {
-        input
-    };
-    if body.is_empty() && !trailing {
-        return (Vec::new(), false);
-    }
-    (body.split(|&b| b == b'\n').collect(), trailing)
+    let mut trailing = false;
+    let lines = RawLines::new(input)
+        .map(|l| {
+            trailing = l.has_lf;
+            l.bytes
+        })
+        .collect();
+    (lines, trailing)
 }
 
 /// Parses line `n` (0-based).

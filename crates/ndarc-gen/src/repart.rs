@@ -14,6 +14,7 @@ use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::sync::Arc;
 
+use ndarc_format::framing;
 use ndarc_format::pack::chunk_part;
 use ndarc_format::part::BinaryKind;
 use ndarc_format::{LineRef, Plan, MAX_PART_LINE};
@@ -24,6 +25,28 @@ use crate::binary::chunk_cap;
 use crate::error::Error;
 use crate::gen::{BinaryDelta, Summary, TableSummary};
 use ndarc_format::pack::{ArchiveWriter, PartWriter, RowPacker};
+
+/// Reads the next line of the spool into `line` (cleared first; without
+/// its LF), its end found by [`framing::gather_line`]; false at the end.
+fn next_line(r: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<bool> {
+    line.clear();
+    let mut any = false;
+    loop {
+        let input = match r.fill_buf() {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            r => r?,
+        };
+        if input.is_empty() {
+            return Ok(any);
+        }
+        any = true;
+        let (used, done) = framing::gather_line(input, line);
+        r.consume(used);
+        if done {
+            return Ok(true);
+        }
+    }
+}
 
 /// The binary being re-chunked: which one, the next output offset, the
 /// bytes not yet written (less than one chunk between parts).
@@ -357,12 +380,8 @@ fn complete<S: Read + Write + Seek>(
     spool.seek(SeekFrom::Start(0))?;
     let mut parts = BufReader::with_capacity(1 << 20, spool);
     let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        if parts.read_until(b'\n', &mut buf)? == 0 {
-            break;
-        }
-        archive.part_line(buf.strip_suffix(b"\n").unwrap_or(&buf), out)?;
+    while next_line(&mut parts, &mut buf)? {
+        archive.part_line(&buf, out)?;
     }
     let sealed = archive.close(&content_hash, out)?;
     let (bytes, archive_hash) = (sealed.bytes, sealed.archive_hash);

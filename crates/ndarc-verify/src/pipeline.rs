@@ -179,6 +179,26 @@ fn run<'a>(
     tap: &mut dyn Taps,
 ) -> std::io::Result<Report> {
     let started = Instant::now();
+    let mut session = match start(&mut src, options, tap, started)? {
+        Ok(session) => session,
+        Err(refusal) => return Ok(refusal),
+    };
+    let full = check_parts(&mut src, &mut session, options, pool, tap)?;
+    // Whether the limit was reached depends only on the lines fed, not on
+    // when the reading loop noticed it.
+    let stopped = full || session.is_full();
+    Ok(finish(src, again, session, stopped, options, started))
+}
+
+/// Reads the manifest line and starts the session on it, or gives the
+/// report of a verification that stops there (no manifest line, one over
+/// its limit, one that cannot be read as a manifest).
+fn start(
+    src: &mut LineSource<'_>,
+    options: &Options,
+    tap: &mut dyn Taps,
+    started: Instant,
+) -> std::io::Result<Result<Session, Report>> {
     let mut c = Collector::new(options.max_errors.max(1));
     let first = src.next_line(options.max_manifest_line, false)?;
     let Some(first) = first else {
@@ -186,28 +206,120 @@ fn run<'a>(
             c.push(f);
         }
         c.push(lines::manifest_missing());
-        return Ok(refused(c, started, &src));
+        return Ok(Err(refused(c, started, src)));
     };
     for f in &first.framing {
         c.push(f.clone());
     }
     if first.too_long.is_some() {
         c.push(first.too_long_finding(options.max_manifest_line, "manifest"));
-        return Ok(refused(c, started, &src));
+        return Ok(Err(refused(c, started, src)));
     }
     let at = LineRef {
         line: first.number,
         offset: first.offset,
         bytes: &first.bytes,
     };
-    let mut session = match Session::start(at, first.raw_digest, options, c) {
+    let session = match Session::start(at, first.raw_digest, options, c) {
         Ok(s) => s,
-        Err(r) => return Ok(refused(r.findings, r.started, &src)),
+        Err(r) => return Ok(Err(refused(r.findings, r.started, src))),
     };
-    let plan = session.plan().clone();
-    tap.start(&plan, at, session.errors());
-    drop(first);
+    tap.start(session.plan(), at, session.errors());
+    Ok(Ok(session))
+}
 
+/// A line checked and waiting to be fed in order: the line, its summary
+/// (none for a line over its limit), its rows' spans when asked for, and
+/// what the row rules took from it.
+type Checked<'l> = (
+    Line<'l>,
+    Option<LineSummary>,
+    Option<Box<RowSpans>>,
+    Scanned,
+);
+
+/// Feeds checked lines to the session in line order, and to a reader's
+/// tap.
+struct Feed<'t> {
+    tap: &'t mut dyn Taps,
+    /// The sequence number of the next line to feed.
+    fed_seq: u64,
+    /// Lines were dropped unfed past the error limit.
+    full: bool,
+    /// The reader's tap asked to stop.
+    reader_stopped: bool,
+    /// Lines are to be checked with their spans (a reader's tap is live).
+    spans_wanted: bool,
+    max_line: usize,
+    no_spans: RowSpans,
+}
+
+impl Feed<'_> {
+    /// Feeds the lines in `waiting` that are next in order; returns the
+    /// sequence number of the next line to feed.
+    fn ready<'a>(
+        &mut self,
+        session: &mut Session,
+        waiting: &mut BTreeMap<u64, Checked<'a>>,
+        in_flight: &mut usize,
+    ) -> u64 {
+        while let Some((mut l, s, spans, scanned)) = waiting.remove(&self.fed_seq) {
+            *in_flight -= l.bytes.len()
+                + 1
+                + s.as_ref().map_or(0, LineSummary::held_bytes)
+                + scanned.held_bytes();
+            self.fed_seq += 1;
+            // Past the error limit, lines already dispatched are dropped
+            // unfed: the report then ends at the same line whatever the
+            // threads' timing.
+            if session.is_full() {
+                self.full = true;
+                continue;
+            }
+            for f in std::mem::take(&mut l.framing) {
+                session.push(f);
+            }
+            match s {
+                Some(mut s) => {
+                    if let Some(d) = l.raw_digest {
+                        s.digest = d;
+                    }
+                    if self.tap.live()
+                        && !self.tap.line(
+                            at_of(&l),
+                            &s,
+                            spans.as_deref().unwrap_or(&self.no_spans),
+                            session.errors(),
+                        )
+                    {
+                        self.reader_stopped = true;
+                    }
+                    session.scanned(scanned, at_of(&l));
+                    session.feed(s);
+                }
+                None => {
+                    session.push(line_too_long(&l, self.max_line));
+                    session.feed_unreadable(l.number, l.offset, l.raw_digest);
+                }
+            }
+            if session.errors() > 0 {
+                self.tap.close();
+            }
+            self.spans_wanted = self.tap.live();
+        }
+        self.fed_seq
+    }
+}
+
+/// Checks the part lines after the manifest and feeds them to the session;
+/// returns whether lines were dropped unfed past the error limit.
+fn check_parts<'a>(
+    src: &mut LineSource<'a>,
+    session: &mut Session,
+    options: &Options,
+    pool: Option<&rayon::ThreadPool>,
+    tap: &mut dyn Taps,
+) -> std::io::Result<bool> {
     // The pipeline: this thread frames lines and dispatches each to the
     // pool; results come back out of order and are fed to the session in
     // order. Bytes read but not yet fed stay under the window (plus one
@@ -225,74 +337,24 @@ fn run<'a>(
     // The row rules (a policy's `objectReferences`, `--integrity`) read
     // the rows beside the line check (see `crate::rules`); what they take
     // from a line waits with it.
-    type Checked<'l> = (
-        Line<'l>,
-        Option<LineSummary>,
-        Option<Box<RowSpans>>,
-        Scanned,
-    );
-    type Done<'l> = (u64, Checked<'l>);
-    let (tx, rx) = std::sync::mpsc::channel::<Done<'a>>();
+    let plan = session.plan().clone();
+    let (tx, rx) = std::sync::mpsc::channel::<(u64, Checked<'a>)>();
     let mut waiting: BTreeMap<u64, Checked<'a>> = BTreeMap::new();
     let mut in_flight = 0usize;
     // Lines sent to the pool and not yet back.
     let mut outstanding = 0usize;
     let mut next_seq = 0u64;
-    let mut fed_seq = 0u64;
     let mut last_progress = 0u64;
     let mut stopped = false;
-    let full = std::cell::Cell::new(false);
-    let spans_wanted = std::cell::Cell::new(tap.live());
-    let reader_stopped = std::cell::Cell::new(false);
-    let no_spans = RowSpans::default();
-    let mut feed_ready =
-        |session: &mut Session, waiting: &mut BTreeMap<u64, Checked<'a>>, in_flight: &mut usize| {
-            while let Some((mut l, s, spans, scanned)) = waiting.remove(&fed_seq) {
-                *in_flight -= l.bytes.len()
-                    + 1
-                    + s.as_ref().map_or(0, LineSummary::held_bytes)
-                    + scanned.held_bytes();
-                fed_seq += 1;
-                // Past the error limit, lines already dispatched are dropped
-                // unfed: the report then ends at the same line whatever the
-                // threads' timing.
-                if session.is_full() {
-                    full.set(true);
-                    continue;
-                }
-                for f in std::mem::take(&mut l.framing) {
-                    session.push(f);
-                }
-                match s {
-                    Some(mut s) => {
-                        if let Some(d) = l.raw_digest {
-                            s.digest = d;
-                        }
-                        if tap.live()
-                            && !tap.line(
-                                at_of(&l),
-                                &s,
-                                spans.as_deref().unwrap_or(&no_spans),
-                                session.errors(),
-                            )
-                        {
-                            reader_stopped.set(true);
-                        }
-                        session.scanned(scanned, at_of(&l));
-                        session.feed(s);
-                    }
-                    None => {
-                        session.push(line_too_long(&l, options.max_line));
-                        session.feed_unreadable(l.number, l.offset, l.raw_digest);
-                    }
-                }
-                if session.errors() > 0 {
-                    tap.close();
-                }
-                spans_wanted.set(tap.live());
-            }
-            fed_seq
-        };
+    let mut feed = Feed {
+        spans_wanted: tap.live(),
+        tap,
+        fed_seq: 0,
+        full: false,
+        reader_stopped: false,
+        max_line: options.max_line,
+        no_spans: RowSpans::default(),
+    };
     let plan_ref: &Plan = &plan;
     let rules = session.rules();
     let rules_ref = rules.as_deref();
@@ -332,7 +394,7 @@ fn run<'a>(
             in_flight += line.bytes.len() + 1;
             longest = longest.max(line.bytes.len());
             let window = window_bytes(jobs, longest);
-            let with_spans = spans_wanted.get();
+            let with_spans = feed.spans_wanted;
             if line.too_long.is_some() {
                 waiting.insert(seq, (line, None, None, Scanned::default()));
             } else if jobs == 1 || dispatched >= pool_share(jobs, longest) {
@@ -352,7 +414,7 @@ fn run<'a>(
                     let _ = tx.send((seq, (line, Some(s), spans, scanned)));
                 });
             }
-            feed_ready(&mut session, &mut waiting, &mut in_flight);
+            feed.ready(session, &mut waiting, &mut in_flight);
             // Take what is back; block while the window is full and lines
             // are still out (none are with one job: they are all fed). Lines
             // checked here wait behind those still out, and count.
@@ -370,9 +432,9 @@ fn run<'a>(
                 in_flight += done.1.as_ref().map_or(0, LineSummary::held_bytes);
                 in_flight += done.3.held_bytes();
                 waiting.insert(seq, done);
-                feed_ready(&mut session, &mut waiting, &mut in_flight);
+                feed.ready(session, &mut waiting, &mut in_flight);
             }
-            if session.is_full() || reader_stopped.get() {
+            if session.is_full() || feed.reader_stopped {
                 stopped = true;
             }
             if let Some(p) = &options.progress {
@@ -384,14 +446,14 @@ fn run<'a>(
             }
         }
         // Collect the rest.
-        while feed_ready(&mut session, &mut waiting, &mut in_flight) < next_seq {
+        while feed.ready(session, &mut waiting, &mut in_flight) < next_seq {
             let Ok((seq, done)) = rx.recv() else { break };
             in_flight += done.1.as_ref().map_or(0, LineSummary::held_bytes);
             in_flight += done.3.held_bytes();
             waiting.insert(seq, done);
         }
         // Framing findings after the last line (empty lines at the end).
-        if !full.get() && !session.is_full() {
+        if !feed.full && !session.is_full() {
             for f in src.take_pending() {
                 session.push(f);
             }
@@ -399,9 +461,19 @@ fn run<'a>(
         Ok(())
     });
     result?;
-    // Whether the limit was reached depends only on the lines fed, not on
-    // when the reading loop noticed it.
-    let stopped = full.get() || session.is_full();
+    Ok(feed.full)
+}
+
+/// The report at the end of the input: the session's last rules (a
+/// duplicate key across parts is looked for by reading lines again).
+fn finish(
+    src: LineSource<'_>,
+    again: &Input<'_>,
+    session: Session,
+    stopped: bool,
+    options: &Options,
+    started: Instant,
+) -> Report {
     if let Some(p) = &options.progress {
         p(src.position(), src.total());
     }
@@ -421,7 +493,7 @@ fn run<'a>(
     report.bytes = src.position();
     report.lines = src.lines();
     report.elapsed = started.elapsed();
-    Ok(report)
+    report
 }
 
 fn at_of<'l>(line: &'l Line<'_>) -> LineRef<'l> {

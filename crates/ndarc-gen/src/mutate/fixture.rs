@@ -13,6 +13,7 @@
 //! and compares.
 
 use ndarc_format::catalogue::{decode_base64, encode_base64, CONTENT_HEADER_MEMBERS};
+use ndarc_format::framing::RawLines;
 use ndarc_format::hash::{hex, sha256, ArchiveHasher, ContentHasher};
 use ndarc_format::Code;
 
@@ -239,18 +240,14 @@ fn json_string(s: &str) -> String {
 /// (offset, bytes without LF or a CR before it) of each LF-separated line,
 /// as a verifier frames them.
 fn line_table(data: &[u8]) -> Vec<(u64, &[u8])> {
-    let mut out = Vec::new();
-    let mut off = 0;
-    while off < data.len() {
-        let end = data[off..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(data.len(), |i| off + i);
-        let raw = &data[off..end];
-        out.push((off as u64, raw.strip_suffix(b"\r").unwrap_or(raw)));
-        off = end + 1;
-    }
-    out
+    RawLines::new(data)
+        .map(|l| {
+            (
+                l.offset as u64,
+                l.bytes.strip_suffix(b"\r").unwrap_or(l.bytes),
+            )
+        })
+        .collect()
 }
 
 /// The base archive's lines, without LF: the manifest, the parts, the
@@ -262,10 +259,10 @@ pub(super) struct Base {
 
 impl Base {
     pub(super) fn new(bytes: &[u8]) -> R<Base> {
-        let body = bytes
-            .strip_suffix(b"\n")
-            .ok_or("the base archive does not end with LF")?;
-        let lines: Vec<Vec<u8>> = body.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+        if !bytes.ends_with(b"\n") {
+            return Err("the base archive does not end with LF".into());
+        }
+        let lines: Vec<Vec<u8>> = RawLines::new(bytes).map(|l| l.bytes.to_vec()).collect();
         if lines.len() < 3 {
             return Err("the base archive has no parts".into());
         }

@@ -1,6 +1,8 @@
 //! Byte edits of a line, for what no JSON value can say, and where a
 //! line starts in a file.
 
+use ndarc_format::framing::RawLines;
+
 use super::values::{Need, R};
 
 /// The span of the first member's value when it is a number
@@ -49,10 +51,10 @@ pub(in crate::mutate) fn line_start(text: &[u8], k: usize) -> usize {
     memchr_nth(text, k).map_or(text.len(), |i| i + 1)
 }
 
+/// The offset of the `k`th LF (1-based): the end of the `k`th raw line.
 fn memchr_nth(text: &[u8], k: usize) -> Option<usize> {
-    text.iter()
-        .enumerate()
-        .filter(|(_, &b)| b == b'\n')
+    RawLines::new(text)
         .nth(k - 1)
-        .map(|(i, _)| i)
+        .filter(|l| l.has_lf)
+        .map(|l| l.offset + l.bytes.len())
 }

@@ -1,11 +1,11 @@
 //! The one line source: bytes → framed lines.
 //!
-//! Every framing rule of SPEC.md §2 lives here, and nowhere else: lines end
-//! with LF, hold no CR, are not empty, the last one ends with LF too, and a
-//! line over its limit is not looked into. So does line and offset
-//! accounting, and reading "the line at this offset" again. `verify`, the
-//! push API's callers, `diff`, `ndarc canon` and `ndarc inspect` all read
-//! through it.
+//! The framing rules of SPEC.md §2 (lines end with LF, hold no CR, are not
+//! empty, the last one ends with LF too, a line over its limit is not
+//! looked into) are [`ndarc_format::framing`]'s, on bytes; this module is
+//! their I/O: it reads the bytes, keeps the line and offset accounting, and
+//! reads "the line at this offset" again. `verify`, the push API's
+//! callers, `diff`, `ndarc canon` and `ndarc inspect` all read through it.
 //!
 //! Three inputs are covered:
 //! - a slice in memory;
@@ -31,12 +31,19 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::ops::Deref;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use memchr::memchr;
-use ndarc_format::{Code, Digest32, Finding};
+use ndarc_format::framing::{self, Frame};
+use ndarc_format::{Digest32, Finding};
 use sha2::{Digest, Sha256};
+
+mod buffer;
+mod input;
+
+pub use buffer::LineBytes;
+use buffer::{Pool, Pooled, Repr};
+pub use input::Input;
+use input::{lf_or_end_within, read_file_at};
 
 /// Bytes read at once from a stream; the smallest read buffer.
 pub const CHUNK: usize = 1 << 20;
@@ -57,286 +64,6 @@ const BLOCK: usize = 4 << 20;
 /// size, so that each such line is not read into a small block again and
 /// grown (copied) on the way.
 const GROWN_BLOCK: usize = 32 << 20;
-
-/// What lines are read from, and read again by offset.
-pub enum Input<'a> {
-    /// Bytes in memory.
-    Slice(&'a [u8]),
-    /// A file (or the spool of a stream), read with `pread`.
-    File(File),
-}
-
-impl std::fmt::Debug for Input<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Input::Slice(b) => write!(f, "Slice({} bytes)", b.len()),
-            Input::File(file) => f.debug_tuple("File").field(file).finish(),
-        }
-    }
-}
-
-impl Input<'_> {
-    /// Reads at `offset` into `buf`; 0 at the end.
-    pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Input::Slice(b) => {
-                let start = usize::try_from(offset).unwrap_or(usize::MAX).min(b.len());
-                let n = buf.len().min(b.len() - start);
-                buf[..n].copy_from_slice(&b[start..start + n]);
-                Ok(n)
-            }
-            Input::File(f) => read_file_at(f, offset, buf),
-        }
-    }
-
-    /// The line starting at `offset`: its record bytes (without LF, and
-    /// without a CR before it), at most `limit` bytes of them, and the
-    /// offset of the next line.
-    pub fn line_at(&self, offset: u64, limit: usize) -> io::Result<(Vec<u8>, u64)> {
-        let mut out = Vec::new();
-        let mut raw_len = 0u64;
-        let mut had_lf = false;
-        if let Input::Slice(b) = self {
-            let start = usize::try_from(offset).unwrap_or(usize::MAX).min(b.len());
-            let rest = &b[start..];
-            let end = memchr(b'\n', rest).unwrap_or(rest.len());
-            had_lf = end < rest.len();
-            raw_len = end as u64;
-            out.extend_from_slice(&rest[..end.min(limit.saturating_add(1))]);
-        } else {
-            let mut chunk = vec![0u8; 64 * 1024];
-            let mut at = offset;
-            loop {
-                let n = self.read_at(at, &mut chunk)?;
-                if n == 0 {
-                    break;
-                }
-                let (take, lf) = match memchr(b'\n', &chunk[..n]) {
-                    Some(i) => (i, true),
-                    None => (n, false),
-                };
-                raw_len += take as u64;
-                let room = limit.saturating_add(1).saturating_sub(out.len());
-                out.extend_from_slice(&chunk[..take.min(room)]);
-                if lf {
-                    had_lf = true;
-                    break;
-                }
-                at += n as u64;
-            }
-        }
-        if out.last() == Some(&b'\r') {
-            out.pop();
-        }
-        out.truncate(limit);
-        Ok((out, offset + raw_len + u64::from(had_lf)))
-    }
-}
-
-/// Whether the file holds an LF, or ends, within `n` bytes from `offset`
-/// (read a chunk at a time, nothing kept).
-fn lf_or_end_within(f: &File, offset: u64, n: u64) -> io::Result<bool> {
-    let mut buf = vec![0; CHUNK];
-    let mut done = 0u64;
-    while done < n {
-        let want = usize::try_from(n - done).unwrap_or(CHUNK).min(CHUNK);
-        let got = read_file_at(f, offset + done, &mut buf[..want])?;
-        if got == 0 || memchr(b'\n', &buf[..got]).is_some() {
-            return Ok(true);
-        }
-        done += got as u64;
-    }
-    Ok(false)
-}
-
-#[cfg(unix)]
-fn read_file_at(f: &File, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-    use std::os::unix::fs::FileExt;
-    loop {
-        match f.read_at(buf, offset) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            r => return r,
-        }
-    }
-}
-
-#[cfg(windows)]
-fn read_file_at(f: &File, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-    use std::os::windows::fs::FileExt;
-    f.seek_read(buf, offset)
-}
-
-/// The bytes of a line: borrowed from a slice, a range of a file's read
-/// block, or copied out of a stream's read buffer into a pooled buffer.
-/// Cloning shares the bytes.
-#[derive(Clone)]
-pub struct LineBytes<'a>(Repr<'a>);
-
-#[derive(Clone)]
-enum Repr<'a> {
-    Borrowed(&'a [u8]),
-    Owned(Arc<Pooled>),
-    Shared {
-        block: Arc<Pooled>,
-        start: usize,
-        end: usize,
-    },
-}
-
-impl Deref for LineBytes<'_> {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match &self.0 {
-            Repr::Borrowed(b) => b,
-            Repr::Owned(v) => &v.buf,
-            Repr::Shared { block, start, end } => &block.buf[*start..*end],
-        }
-    }
-}
-
-impl LineBytes<'_> {
-    /// The first `len` bytes (no more than there are).
-    fn truncated(self, len: usize) -> Self {
-        LineBytes(match self.0 {
-            Repr::Borrowed(b) => Repr::Borrowed(&b[..len.min(b.len())]),
-            Repr::Owned(mut v) => match Arc::get_mut(&mut v) {
-                Some(p) => {
-                    p.buf.truncate(len);
-                    Repr::Owned(v)
-                }
-                None => Repr::Owned(Arc::new(v.pool.copy(&v.buf[..len.min(v.buf.len())]))),
-            },
-            Repr::Shared { block, start, end } => Repr::Shared {
-                block,
-                start,
-                end: end.min(start.saturating_add(len)),
-            },
-        })
-    }
-}
-
-/// Capacity the pool keeps at most: the largest window of lines in flight
-/// of a verification (SPEC.md §11). Blocks come back from lines that were
-/// in flight together, so the pool never holds more than was in use at
-/// once, and keeps every block a verification needs again.
-const POOL_BYTES: usize = 64 << 20;
-
-/// Line buffers given back by dropped lines.
-#[derive(Default)]
-struct Pool {
-    free: Mutex<(Vec<Vec<u8>>, usize)>,
-    /// Buffers allocated, rather than reused (for the tests).
-    fresh: std::sync::atomic::AtomicUsize,
-}
-
-impl Pool {
-    /// A free buffer of at least `len` bytes of capacity, if there is one.
-    fn reuse(&self, len: usize) -> Option<Vec<u8>> {
-        let mut g = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        let (list, held) = &mut *g;
-        let i = list.iter().rposition(|b| b.capacity() >= len)?;
-        let b = list.swap_remove(i);
-        *held -= b.capacity();
-        Some(b)
-    }
-
-    /// Frees the free buffers of less than `len` bytes. A
-    /// file's blocks only grow (a line longer than a block grows it, and
-    /// the blocks after it keep that size): smaller blocks left in the pool
-    /// would never be used again, yet fill it, so that the larger blocks
-    /// coming back could not be kept (a 16 MiB part's blocks were then
-    /// allocated and freed for every line, beside 32 MiB of idle 8 MiB
-    /// blocks).
-    fn evict_below(&self, len: usize) {
-        let mut g = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        let (list, held) = &mut *g;
-        list.retain(|b| {
-            let keep = b.capacity() >= len;
-            if !keep {
-                *held -= b.capacity();
-            }
-            keep
-        });
-    }
-
-    /// A buffer holding a copy of `bytes`: a free one large enough when
-    /// there is one.
-    fn copy(self: &Arc<Self>, bytes: &[u8]) -> Pooled {
-        let mut buf = self.reuse(bytes.len()).unwrap_or_default();
-        buf.clear();
-        if buf.capacity() < bytes.len() {
-            buf.reserve_exact(size_class(bytes.len()));
-        }
-        buf.extend_from_slice(bytes);
-        Pooled {
-            buf,
-            pool: Arc::clone(self),
-        }
-    }
-
-    /// A read block of at least `len` bytes (all of a reused buffer's
-    /// capacity), beginning with a copy of `head`.
-    fn block(self: &Arc<Self>, len: usize, head: &[u8]) -> Pooled {
-        let len = len.max(head.len());
-        let reused = self.reuse(len);
-        if reused.is_none() {
-            self.evict_below(len);
-        }
-        let mut buf = match reused {
-            Some(b) => b,
-            None => {
-                self.fresh
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                Vec::with_capacity(size_class(len))
-            }
-        };
-        // Zeroes only what was never written: a block comes back whole.
-        buf.resize(buf.capacity(), 0);
-        buf[..head.len()].copy_from_slice(head);
-        Pooled {
-            buf,
-            pool: Arc::clone(self),
-        }
-    }
-}
-
-/// The capacity a new buffer for a line of `len` bytes gets: `len` rounded
-/// up to an eighth of the power of two below it. Lines of an archive are of
-/// similar sizes; allocated exactly, a buffer fits no longer line, so the
-/// pool filled with buffers it could not reuse while new ones were
-/// allocated. Rounded, at most 1/8 is unused.
-fn size_class(len: usize) -> usize {
-    let step = (len.max(64).next_power_of_two() / 16).max(8);
-    len.div_ceil(step).saturating_mul(step)
-}
-
-/// A line buffer or read block that returns to its pool when dropped.
-struct Pooled {
-    buf: Vec<u8>,
-    pool: Arc<Pool>,
-}
-
-impl Drop for Pooled {
-    fn drop(&mut self) {
-        let buf = std::mem::take(&mut self.buf);
-        let cap = buf.capacity();
-        if cap == 0 {
-            return;
-        }
-        let mut g = self.pool.free.lock().unwrap_or_else(|e| e.into_inner());
-        let (list, held) = &mut *g;
-        if *held + cap <= POOL_BYTES {
-            *held += cap;
-            list.push(buf);
-        }
-    }
-}
-
-impl std::fmt::Debug for LineBytes<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "LineBytes({} bytes)", self.len())
-    }
-}
 
 /// One framed line.
 #[derive(Debug)]
@@ -367,33 +94,20 @@ impl Line<'_> {
     /// "part").
     pub fn too_long_finding(&self, limit: usize, what: &str) -> Finding {
         let len = self.too_long.unwrap_or(0);
-        let size = if self.length_known {
-            format!("{len} bytes")
-        } else {
-            format!("more than {len} bytes")
-        };
-        Finding::new(
-            Code::LineTooLong,
+        framing::line_too_long(
             self.number,
             self.offset,
-            "",
-            format!(
-                "the {what} line is {size}, over the limit of {limit}; it was not parsed (raise the limit with {} if it is legitimate)",
-                if what == "manifest" { "--max-manifest-bytes" } else { "--max-line-bytes" }
-            ),
+            len,
+            self.length_known,
+            limit,
+            what,
         )
     }
 }
 
 /// The `manifest_missing` finding of an empty input.
 pub fn manifest_missing() -> Finding {
-    Finding::new(
-        Code::ManifestMissing,
-        1,
-        0,
-        "",
-        "the archive is empty; its first line must be the manifest",
-    )
+    framing::manifest_missing()
 }
 
 /// What a line is read from.
@@ -557,10 +271,8 @@ impl<'a> LineSource<'a> {
                     if start >= data.len() {
                         return Ok(None);
                     }
-                    let (end, has_lf) = match memchr(b'\n', &data[start..]) {
-                        Some(i) => (start + i, true),
-                        None => (data.len(), false),
-                    };
+                    let (len, has_lf) = framing::raw_line(&data[start..]);
+                    let end = start + len;
                     self.pos = (end + usize::from(has_lf)) as u64;
                     Raw::Bytes(LineBytes(Repr::Borrowed(&data[start..end])), has_lf)
                 }
@@ -576,8 +288,8 @@ impl<'a> LineSource<'a> {
         }
     }
 
-    /// Applies the framing rules to a raw line; `None` for an empty line
-    /// (its finding waits for the next line).
+    /// Applies the framing rules ([`framing::frame`]) to a raw line; `None`
+    /// for an empty line (its finding waits for the next line).
     fn frame(
         &mut self,
         offset: u64,
@@ -587,28 +299,13 @@ impl<'a> LineSource<'a> {
     ) -> Option<Line<'a>> {
         let number = if self.counted { self.line } else { 0 };
         let (has_lf, over) = match &raw {
-            Raw::Bytes(b, lf) => {
-                let n = b.len();
-                let cr = n > 0 && b[n - 1] == b'\r';
-                (*lf, n > limit.saturating_add(usize::from(cr)))
-            }
+            Raw::Bytes(b, lf) => (*lf, framing::over_limit(b, limit)),
             Raw::Long { has_lf, .. } => (*has_lf, true),
         };
-        // A line over its limit that the caller does not skip is not read
-        // to its end in a stream (it may never end), so no input reports
-        // how it ends: a slice, a file and a pipe give the same findings.
-        if !has_lf && (skip_long || !over) {
-            self.pending.push(Finding::new(
-                Code::MissingFinalNewline,
-                number,
-                self.pos,
-                "",
-                if self.is_stream() {
-                    "the input does not end with LF; every line, the closing included, ends with LF (truncated?)"
-                } else {
-                    "the file does not end with LF; every line, the closing included, ends with LF (a truncated download?)"
-                },
-            ));
+        if framing::reports_missing_lf(has_lf, over, skip_long) {
+            let stream = self.is_stream();
+            self.pending
+                .push(framing::missing_final_newline(number, self.pos, stream));
         }
         let long = |len: u64, digest: Option<Digest32>, known: bool, framing: Vec<Finding>| Line {
             number,
@@ -625,49 +322,15 @@ impl<'a> LineSource<'a> {
             } => return Some(long(len, digest, known, self.take_pending())),
             Raw::Bytes(b, _) => b,
         };
-        // A line longer than the limit even without a CR is not looked
-        // into (a stream is skipped unread), so every input reports the same.
-        if bytes.len() > limit.saturating_add(1) {
-            let d = sha256(&bytes);
-            return Some(long(bytes.len() as u64, Some(d), true, self.take_pending()));
-        }
-        let mut len = bytes.len();
-        let trailing = len > 0 && bytes[len - 1] == b'\r';
-        if trailing {
-            len -= 1;
-        }
-        if let Some(i) = memchr(b'\r', &bytes[..len]) {
-            self.pending.push(Finding::new(
-                Code::CarriageReturn,
-                number,
-                offset + i as u64,
-                "",
-                "a carriage return (CR) inside the line; lines are separated by LF alone and hold no CR",
-            ));
-        } else if trailing {
-            self.pending.push(Finding::new(
-                Code::CarriageReturn,
-                number,
-                offset + len as u64,
-                "",
-                "the line ends with CR LF; records are separated by LF alone",
-            ));
-        }
-        if len == 0 {
-            self.pending.push(Finding::new(
-                Code::EmptyLine,
-                number,
-                offset,
-                "",
-                "an empty line; every line is one record",
-            ));
-            return None;
-        }
+        let len = match framing::frame(&bytes, number, offset, limit, &mut self.pending) {
+            Frame::Empty => return None,
+            Frame::TooLong => {
+                let d = sha256(&bytes);
+                return Some(long(bytes.len() as u64, Some(d), true, self.take_pending()));
+            }
+            Frame::Record { len } => len,
+        };
         let framing = self.take_pending();
-        if len > limit {
-            let d = sha256(&bytes);
-            return Some(long(bytes.len() as u64, Some(d), true, framing));
-        }
         let raw_digest = (len < bytes.len()).then(|| sha256(&bytes));
         let bytes = bytes.truncated(len);
         Some(Line {
@@ -684,16 +347,15 @@ impl<'a> LineSource<'a> {
     /// The next raw line of a file or stream.
     fn buffered(&mut self, limit: usize, skip: bool) -> io::Result<Option<Raw<'a>>> {
         // Look for LF within limit + 2 bytes (a CR may precede it).
-        let window_max = limit.saturating_add(2);
+        let window_max = framing::window(limit);
         let mut scanned = 0;
         let mut probed = false;
         loop {
             let avail = self.end - self.start;
             let window = avail.min(window_max);
-            if let Some(i) = memchr(
-                b'\n',
-                &self.buf.buf[self.start + scanned..self.start + window],
-            ) {
+            if let Some(i) =
+                framing::find_lf(&self.buf.buf[self.start + scanned..self.start + window])
+            {
                 let lf = self.start + scanned + i;
                 self.pos += (lf - self.start) as u64 + 1;
                 let bytes = self.take_line(lf);
@@ -742,7 +404,7 @@ impl<'a> LineSource<'a> {
         let mut h = Sha256::new();
         let mut len = 0u64;
         loop {
-            if let Some(i) = memchr(b'\n', &self.buf.buf[self.start..self.end]) {
+            if let Some(i) = framing::find_lf(&self.buf.buf[self.start..self.end]) {
                 h.update(&self.buf.buf[self.start..self.start + i]);
                 len += i as u64;
                 self.start += i + 1;
@@ -941,7 +603,9 @@ fn sha256(b: &[u8]) -> Digest32 {
 
 #[cfg(test)]
 mod tests {
+    use super::buffer::POOL_BYTES;
     use super::*;
+    use ndarc_format::Code;
 
     type Got = (u64, u64, Option<u64>, Vec<u8>, Vec<Code>);
 
@@ -1101,17 +765,6 @@ mod tests {
         let l = s.next_line(1000, false).unwrap().unwrap();
         assert!(l.too_long.is_some_and(|n| n > 1001), "{:?}", l.too_long);
         assert!(s.next_line(1000, false).unwrap().is_none());
-    }
-
-    #[test]
-    fn size_classes_round_up_by_at_most_an_eighth() {
-        for len in (0..5000).chain([157_603, 1 << 20, (16 << 20) + 1]) {
-            let c = size_class(len);
-            assert!(c >= len, "{len}");
-            assert!(c - len <= len / 8 + 8, "{len} -> {c}");
-        }
-        // Lines of similar size share a class.
-        assert_eq!(size_class(157_603), size_class(160_000));
     }
 
     #[test]
