@@ -216,7 +216,7 @@ pub fn schema_identity<'a>(tables: impl Iterator<Item = (&'a str, &'a str)>) -> 
 
 /// [`schema_identity`] a table at a time: the canonical JSON of
 /// `[{name, sql}, …]` is written straight into the hash, never held.
-pub struct SchemaIdentity {
+pub(crate) struct SchemaIdentity {
     hash: sha2::Sha256,
     buf: Vec<u8>,
     tables: usize,
@@ -280,7 +280,7 @@ pub const CONTENT_HEADER_MEMBERS: [&str; 10] = [
 /// [`content_header_digest`] with each member's canonical text supplied by
 /// `member(name, out)`, which writes it through `out` (in as many pieces as
 /// it likes) and returns whether the member is present.
-pub fn content_header_digest_by(
+pub(crate) fn content_header_digest_by(
     mut member: impl FnMut(&str, &mut dyn FnMut(&[u8])) -> bool,
 ) -> Digest32 {
     use sha2::{Digest as _, Sha256};
@@ -386,7 +386,7 @@ pub fn decode_base64_into(s: &str, out: &mut Vec<u8>) -> bool {
 /// SHA-256 blocks). Returns whether `s` is canonical base64; on `false`
 /// the pieces given so far are to be dropped. A whole object of a 16 MiB
 /// line is then hashed without a 12 MiB buffer per line and job.
-pub fn decode_base64_pieces(s: &str, mut f: impl FnMut(&[u8])) -> bool {
+pub(crate) fn decode_base64_pieces(s: &str, mut f: impl FnMut(&[u8])) -> bool {
     // 64 Ki characters decode to 48 KiB: 768 blocks.
     const PIECE: usize = 64 << 10;
     let mut buf = vec![0u8; PIECE / 4 * 3];
@@ -415,7 +415,7 @@ pub fn encode_base64(bytes: &[u8]) -> String {
 
 /// The exact length that decoding canonical base64 `s` gives, from its
 /// length and padding alone (checked before any work is sized by it).
-pub fn decoded_len(s: &str) -> usize {
+pub(crate) fn decoded_len(s: &str) -> usize {
     let pad = s.bytes().rev().take_while(|&b| b == b'=').count().min(2);
     (s.len() / 4) * 3 - pad.min((s.len() / 4) * 3)
 }

@@ -116,7 +116,7 @@ pub fn row_content_digest(
 /// [`row_content_digest`] with the rowid as the JSON number the item
 /// carries, safe or not, so a row whose rowid breaks a rule still adds the
 /// term its canonical form gives.
-pub fn row_content_digest_number(
+pub(crate) fn row_content_digest_number(
     row_canonical: &[u8],
     rowid: Option<f64>,
     table_canonical: &[u8],
@@ -165,7 +165,7 @@ pub fn row_content_pieces<'a>(
 /// an item, in that order, and writes them as [`row_content_pieces`] does,
 /// so the message is the item's own text but for its first byte. The fast
 /// path hashes it from the line in one copy, not seven pieces.
-pub fn row_content_in_item(item_tail: &[u8]) -> [&[u8]; 2] {
+pub(crate) fn row_content_in_item(item_tail: &[u8]) -> [&[u8]; 2] {
     [b"{", item_tail]
 }
 

@@ -136,7 +136,7 @@ impl<'a> KeyCell<'a> {
 
 /// SQLite order of two composite keys: value by value, then the shorter
 /// first.
-pub fn cmp_cells(a: &[KeyCell<'_>], b: &[KeyCell<'_>]) -> Ordering {
+pub(crate) fn cmp_cells(a: &[KeyCell<'_>], b: &[KeyCell<'_>]) -> Ordering {
     for (x, y) in a.iter().zip(b) {
         let o = x.cmp_sqlite(y);
         if o != Ordering::Equal {

@@ -21,7 +21,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod assemble;
+pub(crate) mod assemble;
 pub mod catalogue;
 mod cell;
 mod code;

@@ -16,7 +16,7 @@ use crate::hash::ArchiveHasher;
 pub const PART_BYTES: std::ops::RangeInclusive<usize> = 1024..=crate::MAX_PART_LINE;
 
 /// The room `export.mjs` keeps in every part for the part's own members.
-pub const PART_OVERHEAD: usize = 200;
+pub(crate) const PART_OVERHEAD: usize = 200;
 
 /// The most rows `export.mjs` puts in one part, whatever `partBytes`.
 pub const MAX_PART_ROWS: usize = 1000;
@@ -127,7 +127,7 @@ impl PartWriter {
     }
 
     /// Records that an item was written into [`PartWriter::line`].
-    pub fn item_written(&mut self) {
+    pub(crate) fn item_written(&mut self) {
         self.items += 1;
     }
 

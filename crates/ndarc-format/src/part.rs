@@ -47,15 +47,6 @@ pub fn check_line_spans(plan: &Plan, at: LineRef<'_>, spans: &mut RowSpans) -> L
     full(plan, at, None)
 }
 
-/// [`check_line`] for a caller that has already hashed the line's bytes
-/// (the push API, which hashes a part first to recognise a retry).
-pub fn check_line_hashed(plan: &Plan, at: LineRef<'_>, digest: Digest32) -> LineSummary {
-    if let Some(summary) = crate::fast::rows(plan, at, Some(digest), None) {
-        return summary;
-    }
-    check_line_full(plan, at, digest)
-}
-
 /// The fast path alone: the summary of a canonical, faultless row part, or
 /// `None` when the line must be read in full; `digest` is the line's
 /// SHA-256 if the caller has it (otherwise computed). Public for the tests
@@ -69,7 +60,7 @@ pub fn check_line_fast(
     crate::fast::rows(plan, at, digest, None)
 }
 
-/// [`check_line_hashed`] without the fast path: parses the line into values
+/// [`check_line`] without the fast path: parses the line into values
 /// and applies every rule. Public so that tests and fuzzing can hold the
 /// fast path to the same result.
 #[doc(hidden)]

@@ -130,7 +130,7 @@ fn duplicate(
 }
 
 /// What receives each part's line number, offset and keys.
-pub type PartSink<'a> = &'a mut dyn FnMut(u64, u64, PartKeys);
+pub(crate) type PartSink<'a> = &'a mut dyn FnMut(u64, u64, PartKeys);
 
 /// [`rescan_duplicates`] in less memory, for a caller that can read the
 /// parts twice and knows how many rows the first pass read (`rows`):

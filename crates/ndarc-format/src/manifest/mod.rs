@@ -219,7 +219,7 @@ pub enum Carried {
 impl Carried {
     /// The JSON pointer, below the member's own, of entry `i` (or of the
     /// list when `i` is `None`).
-    pub fn entry_pointer(&self, top: &str, i: Option<usize>) -> String {
+    pub(crate) fn entry_pointer(&self, top: &str, i: Option<usize>) -> String {
         let mut tokens = vec![top.to_string()];
         if let Carried::Entries {
             member: Some(m), ..
