@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
-use ndarc_sqlite::stream::{Header, PackStream, Refused};
+use ndarc_sqlite::stream::{Header, PackStream};
 
 use crate::guard::{detached, Fail};
 use crate::report::Options;
@@ -116,7 +116,7 @@ pub(crate) fn diff<'py>(
         let sb = diff_source(&b, &a, &nb, &fallback, &mut packing);
         let result = ndarc_diff::diff_labeled((&na, sa), (&nb, sb), &opts);
         for (n, p) in packing {
-            if let Err(Refused(why)) = p.finish() {
+            if let Err(why) = p.finish() {
                 return Err(Fail::Error(format!("{n}: {why}")));
             }
         }

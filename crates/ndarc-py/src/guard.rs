@@ -6,8 +6,6 @@ use std::path::Path;
 
 use pyo3::prelude::*;
 
-use ndarc_sqlite::stream::Refused;
-
 use crate::read::Stop;
 use crate::report::invalid;
 use crate::{Error, UsageError};
@@ -67,6 +65,6 @@ pub(crate) fn detached<T: Send>(
 }
 
 /// A packed database's refusal, as an error.
-pub(crate) fn refused(path: &Path, r: Refused) -> Fail {
-    Fail::Error(format!("{}: {}", path.display(), r.0))
+pub(crate) fn refused(path: &Path, r: ndarc_sqlite::Error) -> Fail {
+    Fail::Error(format!("{}: {r}", path.display()))
 }

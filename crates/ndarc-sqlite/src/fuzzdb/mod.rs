@@ -38,7 +38,7 @@ pub use draw::EXCLUDED_NAMES;
 pub(crate) use draw::{cell, key_cell};
 pub use refuse::{must_refuse, Refusal};
 pub use shrink::shrink;
-pub use spec::{Cell, Column, DbSpec, ForeignKey, FuzzDbError, Generated, Row, Table};
+pub use spec::{Cell, Column, DbSpec, ForeignKey, Generated, Row, Table};
 pub use variant::variant;
 
 use draw::{fresh, TABLE_NAMES};

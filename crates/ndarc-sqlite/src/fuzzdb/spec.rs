@@ -8,6 +8,7 @@ use rusqlite::types::{ToSql, ToSqlOutput, Value, ValueRef};
 use rusqlite::Connection;
 
 use crate::quote;
+use crate::Error;
 
 /// A value to store, as its SQLite storage class before the column's
 /// affinity converts it.
@@ -228,44 +229,20 @@ pub struct DbSpec {
     pub tables: Vec<Table>,
 }
 
-/// Why a database could not be written.
-#[derive(Debug, thiserror::Error)]
-pub enum FuzzDbError {
-    /// SQLite refused a statement (a plan that shrinking made impossible,
-    /// such as a generated column whose input was dropped).
-    #[error("{what}: {source}")]
-    Sqlite {
-        /// The statement or step.
-        what: String,
-        /// SQLite's error.
-        #[source]
-        source: rusqlite::Error,
-    },
-    /// The file could not be replaced.
-    #[error("cannot replace {path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-fn sql_err(what: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> FuzzDbError {
+fn sql_err(what: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> Error {
     let what = what.into();
-    move |source| FuzzDbError::Sqlite { what, source }
+    move |source| Error::Sqlite { what, source }
 }
 
 impl DbSpec {
     /// Writes the database to `path`, replacing any file there. Foreign
     /// keys are not enforced (a child may name a missing parent row).
-    pub fn write(&self, path: &Path) -> Result<(), FuzzDbError> {
+    pub fn write(&self, path: &Path) -> Result<(), Error> {
         match std::fs::remove_file(path) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(source) => {
-                return Err(FuzzDbError::Io {
+                return Err(Error::Replace {
                     path: path.display().to_string(),
                     source,
                 })

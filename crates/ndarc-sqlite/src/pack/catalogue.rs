@@ -14,10 +14,11 @@ use rusqlite::Connection;
 use crate::quote;
 
 use super::devdata::dev_rules;
-use super::refuse::{refuse, sql_error, PackError};
+use super::refuse::{refuse, sql_error};
 use super::table::DevRule;
 pub(super) use super::table::{Column, Table};
 use super::{PackOptions, DEFAULT_EXCLUDED_TABLES};
+use crate::Error;
 
 pub(super) struct Catalogue {
     pub(super) tables: Vec<Table>,
@@ -34,7 +35,7 @@ struct SchemaObject {
 /// for a virtual table's own tables) and whether it is WITHOUT ROWID.
 type TableKind = (String, String, bool);
 
-pub(super) fn catalogue(conn: &Connection, opts: &PackOptions) -> Result<Catalogue, PackError> {
+pub(super) fn catalogue(conn: &Connection, opts: &PackOptions) -> Result<Catalogue, Error> {
     let objects = schema_objects(conn)?;
     let kinds = table_kinds(conn)?;
     let kind_of = |name: &str| kinds.iter().find(|k| k.0 == name);
@@ -70,7 +71,7 @@ pub(super) fn catalogue(conn: &Connection, opts: &PackOptions) -> Result<Catalog
 }
 
 /// The schema's objects with SQL, by name.
-fn schema_objects(conn: &Connection) -> Result<Vec<SchemaObject>, PackError> {
+fn schema_objects(conn: &Connection) -> Result<Vec<SchemaObject>, Error> {
     let mut objects: Vec<SchemaObject> = Vec::new();
     let mut st = conn
         .prepare(
@@ -89,7 +90,7 @@ fn schema_objects(conn: &Connection) -> Result<Vec<SchemaObject>, PackError> {
 }
 
 /// PRAGMA table_list: `shadow` tables, and which are WITHOUT ROWID.
-fn table_kinds(conn: &Connection) -> Result<Vec<TableKind>, PackError> {
+fn table_kinds(conn: &Connection) -> Result<Vec<TableKind>, Error> {
     let mut kinds: Vec<TableKind> = Vec::new();
     let mut st = conn
         .prepare("SELECT name, type, wr FROM pragma_table_list WHERE schema = 'main'")
@@ -145,7 +146,7 @@ fn read_table(
     kind: Option<&TableKind>,
     objects: &[SchemaObject],
     excluded: &[String],
-) -> Result<Table, PackError> {
+) -> Result<Table, Error> {
     let name = &entry.name;
     let virtual_sql = {
         let words: Vec<&str> = entry.sql.split_whitespace().take(3).collect();
@@ -222,7 +223,7 @@ fn read_table(
 
 /// The columns of table `name` (`PRAGMA table_xinfo`), refusing hidden
 /// columns other than generated ones and the reserved prefix.
-fn columns_of(conn: &Connection, name: &str) -> Result<Vec<Column>, PackError> {
+fn columns_of(conn: &Connection, name: &str) -> Result<Vec<Column>, Error> {
     let mut columns = Vec::new();
     let mut st = conn
         .prepare("SELECT name, type, \"notnull\", pk, hidden FROM pragma_table_xinfo(?1, 'main')")
@@ -271,7 +272,7 @@ fn columns_of(conn: &Connection, name: &str) -> Result<Vec<Column>, PackError> {
 
 /// Refuses a table or column name that is not a name, and a column list
 /// too wide for the producer's SQL limit.
-fn check_names_and_width(name: &str, columns: &[Column]) -> Result<(), PackError> {
+fn check_names_and_width(name: &str, columns: &[Column]) -> Result<(), Error> {
     if !is_name(name) {
         return Err(refuse(
             "invalid_name",
@@ -319,7 +320,7 @@ fn dependencies_of(
     conn: &Connection,
     name: &str,
     objects: &[SchemaObject],
-) -> Result<Vec<String>, PackError> {
+) -> Result<Vec<String>, Error> {
     let mut dependencies: Vec<String> = Vec::new();
     let mut st = conn
         .prepare("SELECT \"table\" FROM pragma_foreign_key_list(?1, 'main')")
@@ -341,7 +342,7 @@ fn dependencies_of(
 
 /// The tables and columns the options name: secret columns, then included
 /// tables, as catalogue.mjs checks them.
-fn check_named(tables: &[Table], opts: &PackOptions) -> Result<(), PackError> {
+fn check_named(tables: &[Table], opts: &PackOptions) -> Result<(), Error> {
     for (table, column) in &opts.secret_columns {
         let Some(t) = tables.iter().find(|t| t.name == *table) else {
             return Err(refuse(

@@ -8,19 +8,20 @@ use ndarc_format::Affinity;
 use ndarc_json::{number, write_string};
 use rusqlite::types::ValueRef;
 
-use super::refuse::{refuse, sql_error, PackError};
+use super::refuse::{refuse, sql_error};
 use super::table::Table;
+use crate::Error;
 
 /// A row as the table's SELECT reads it: column 0 the rowid (or NULL),
 /// column `k + 1` cell `k`. Either SQLite's row or a copy of it passed to
 /// another thread ([`super::batch`]).
 pub(super) trait RowCells {
     /// Column `i` of the SELECT.
-    fn cell(&self, i: usize) -> Result<ValueRef<'_>, PackError>;
+    fn cell(&self, i: usize) -> Result<ValueRef<'_>, Error>;
 }
 
 impl RowCells for rusqlite::Row<'_> {
-    fn cell(&self, i: usize) -> Result<ValueRef<'_>, PackError> {
+    fn cell(&self, i: usize) -> Result<ValueRef<'_>, Error> {
         self.get_ref(i).map_err(sql_error)
     }
 }
@@ -108,7 +109,7 @@ pub(super) fn encode_row<R: RowCells + ?Sized>(
     index: u64,
     buf: &mut Vec<u8>,
     measure: bool,
-) -> Result<Encoded, PackError> {
+) -> Result<Encoded, Error> {
     let rowid = match row.cell(0)? {
         ValueRef::Integer(i) => Some(i),
         _ => None,
@@ -148,7 +149,7 @@ fn check_integers<R: RowCells + ?Sized>(
     row: &R,
     rowid: Option<i64>,
     index: u64,
-) -> Result<(), PackError> {
+) -> Result<(), Error> {
     for (k, &ci) in t.cells.iter().enumerate() {
         let c = &t.columns[ci];
         if c.affinity != Affinity::Integer {
@@ -179,7 +180,7 @@ fn check_types<R: RowCells + ?Sized>(
     row: &R,
     rowid: Option<i64>,
     index: u64,
-) -> Result<(), PackError> {
+) -> Result<(), Error> {
     for (k, &ci) in t.cells.iter().enumerate() {
         let c = &t.columns[ci];
         let v = row.cell(k + 1)?;
@@ -244,7 +245,7 @@ fn check_types<R: RowCells + ?Sized>(
 /// A rowid the item carries (the table has a free alias) must be a safe
 /// integer.
 #[inline]
-fn check_rowid(t: &Table, rowid: Option<i64>) -> Result<(), PackError> {
+fn check_rowid(t: &Table, rowid: Option<i64>) -> Result<(), Error> {
     if let Some(r) = rowid.filter(|_| t.rowid_alias.is_some()) {
         if r.unsigned_abs() > (1u64 << 53) - 1 {
             return Err(refuse(
@@ -271,7 +272,7 @@ fn write_row<R: RowCells + ?Sized>(
     row: &R,
     buf: &mut Vec<u8>,
     measure: bool,
-) -> Result<usize, PackError> {
+) -> Result<usize, Error> {
     let mut unwritten = 0usize;
     buf.push(b'{');
     for (n, &k) in t.sorted.iter().enumerate() {
@@ -323,7 +324,7 @@ pub(super) fn admit<R: RowCells + ?Sized>(
     r: &R,
     parts: &mut u64,
     part_bytes: usize,
-) -> Result<bool, PackError> {
+) -> Result<bool, Error> {
     match packer.admit(len) {
         Ok(start) => {
             *parts += u64::from(start);
@@ -358,7 +359,7 @@ pub(super) fn duplicate_key<R: RowCells + ?Sized>(
     r: &R,
     index: u64,
     last: &mut Option<Vec<u8>>,
-) -> Result<(), PackError> {
+) -> Result<(), Error> {
     if t.rowid_alias.is_some() {
         return Ok(());
     }

@@ -23,7 +23,7 @@
 //!
 //! What the patch guarantees, for the `sqlite3` shell as for any SQLite:
 //!
-//! - it is written only from a verified diff ([`PatchError::Unverified`]
+//! - it is written only from a verified diff ([`Error::Unverified`]
 //!   otherwise) and only once the diff is over, so an invalid input writes
 //!   nothing;
 //! - every statement starts a line and ends with `;` and a newline; every
@@ -34,7 +34,7 @@
 //!   `CREATE`, holds no `;`, no control character but tab, CR and LF, and
 //!   no line the shell would take for the end of a statement (`/`, `go`):
 //!   so no line can be read by the shell as a dot-command
-//!   ([`PatchError::UnsafeSql`] otherwise);
+//!   ([`Error::UnsafeSql`] otherwise);
 //! - numbers keep their storage class and bits: as `unpack` binds a cell,
 //!   an integral number within ±2^53 is an integer literal, any other a
 //!   REAL, written in its short decimal form only when SQLite's conversion
@@ -62,54 +62,20 @@ mod tables;
 pub use literal::{exact_real, literal, number};
 pub use sink::Patch;
 
+use crate::Error;
 use tables::key_of;
-
-/// Why a patch could not be written.
-#[derive(Debug, thiserror::Error)]
-pub enum PatchError {
-    /// The second archive could not be read as one.
-    #[error("the second archive: line {line}: {message}")]
-    Archive {
-        /// The 1-based line.
-        line: u64,
-        /// What is wrong.
-        message: String,
-    },
-    /// The diff was made without verifying the archives: a patch is only
-    /// written from verified ones.
-    #[error("an SQL patch is written only from verified archives (the diff was made without verification)")]
-    Unverified,
-    /// A table's `sql`, copied into the patch, could be read by the
-    /// `sqlite3` shell as more than the one statement it is.
-    #[error("table {table:?}: its sql cannot be written into a patch safely: {reason}")]
-    UnsafeSql {
-        /// The table.
-        table: String,
-        /// Why.
-        reason: &'static str,
-    },
-    /// A name holds a line break or NUL.
-    #[error("{name:?}: a name with a line break or NUL cannot be written into a patch")]
-    UnsafeName {
-        /// The name.
-        name: String,
-    },
-    /// Writing failed.
-    #[error("cannot write the patch: {0}")]
-    Io(#[from] std::io::Error),
-}
 
 /// Writes the SQL patch from the first archive to the second, for a
 /// second archive in memory: `d` is their diff (made with verification),
 /// `after` the second archive, whose rows are read again here (a file is
 /// better diffed with a [`Patch`] as its sink, which reads it once). See
 /// [`Patch::finish`].
-pub fn write_patch(d: &Diff, after: &[u8], out: &mut dyn Write) -> Result<(), PatchError> {
+pub fn write_patch(d: &Diff, after: &[u8], out: &mut dyn Write) -> Result<(), Error> {
     if !d.verified {
-        return Err(PatchError::Unverified);
+        return Err(Error::Unverified);
     }
     let mut lines = after.split(|&b| b == b'\n').filter(|l| !l.is_empty());
-    let bad = |line: u64, message: &str| PatchError::Archive {
+    let bad = |line: u64, message: &str| Error::Archive {
         line,
         message: message.to_string(),
     };

@@ -1,7 +1,7 @@
 //! What may be copied into a patch the `sqlite3` shell reads line by line:
 //! a table's `sql`, names, comment text.
 
-use super::PatchError;
+use crate::Error;
 
 /// Why a table's `sql` cannot be copied as it is into a patch read by the
 /// `sqlite3` shell, which reads its input line by line and takes a line
@@ -46,9 +46,9 @@ pub(super) fn unsafe_sql(sql: &str) -> Option<&'static str> {
 
 /// Names go into statements quoted; a line break or NUL in one would
 /// change what the shell reads.
-pub(super) fn check_name(name: &str) -> Result<(), PatchError> {
+pub(super) fn check_name(name: &str) -> Result<(), Error> {
     if name.contains(['\n', '\r', '\0']) {
-        return Err(PatchError::UnsafeName {
+        return Err(Error::UnsafeName {
             name: name.to_string(),
         });
     }

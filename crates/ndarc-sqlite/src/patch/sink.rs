@@ -11,8 +11,8 @@ use ndarc_format::Manifest;
 use super::literal::literal;
 use super::safety::{check_name, comment_text, unsafe_sql};
 use super::tables::{insert, parents_first, table_defs, where_key, TableDef};
-use super::PatchError;
 use crate::quote as ident;
+use crate::Error;
 
 /// A patch in the making: the [`RowSink`] of the diff it is written from.
 ///
@@ -86,9 +86,9 @@ impl Patch {
     ///
     /// Nothing is written when the patch cannot be written whole
     /// (an unverified diff, a `sql` or a name that is not safe to write).
-    pub fn finish(mut self, d: &Diff, out: &mut dyn Write) -> Result<(), PatchError> {
+    pub fn finish(mut self, d: &Diff, out: &mut dyn Write) -> Result<(), Error> {
         if !d.verified {
-            return Err(PatchError::Unverified);
+            return Err(Error::Unverified);
         }
         self.close_table();
         let defs = &self.defs;
@@ -122,7 +122,7 @@ impl Patch {
         for t in &created {
             if let Some(def) = defs.get(t) {
                 if let Some(reason) = unsafe_sql(&def.sql) {
-                    return Err(PatchError::UnsafeSql {
+                    return Err(Error::UnsafeSql {
                         table: t.clone(),
                         reason,
                     });

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::error::{unholdable, write_err};
-use super::{dir_mode, UnpackError, UnpackOptions};
+use super::{dir_mode, UnpackOptions};
+use crate::Error;
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -80,7 +81,7 @@ pub(super) fn place(
     segments: &[&str],
     mode: u32,
     written: &mut Written,
-) -> Result<PathBuf, UnpackError> {
+) -> Result<PathBuf, Error> {
     let mut p = base.to_path_buf();
     let last = segments.len().saturating_sub(1);
     for (i, s) in segments.iter().enumerate() {
@@ -121,7 +122,7 @@ pub(super) fn place(
 
 /// Creates the directory `p` with exactly [`dir_mode`]`(mode)` and records
 /// it for removal on failure.
-pub(super) fn make_dir(p: &Path, mode: u32, written: &mut Written) -> Result<(), UnpackError> {
+pub(super) fn make_dir(p: &Path, mode: u32, written: &mut Written) -> Result<(), Error> {
     let mut b = fs::DirBuilder::new();
     #[cfg(unix)]
     {
@@ -142,7 +143,7 @@ pub(super) fn make_dir(p: &Path, mode: u32, written: &mut Written) -> Result<(),
 
 /// Creates `dir` and the missing directories above it, each with
 /// [`dir_mode`]`(mode)`, recording them for removal on failure.
-pub(super) fn make_dirs(dir: &Path, mode: u32, written: &mut Written) -> Result<(), UnpackError> {
+pub(super) fn make_dirs(dir: &Path, mode: u32, written: &mut Written) -> Result<(), Error> {
     let mut missing = Vec::new();
     let mut p = Some(dir);
     while let Some(d) = p.filter(|d| !d.as_os_str().is_empty()) {
@@ -192,7 +193,7 @@ pub(super) fn create_file(path: &Path, mode: u32, keep: Option<&Path>) -> io::Re
 
 /// Moves `tmp` to `dest`: replacing only with `force`, otherwise failing
 /// if `dest` appeared meanwhile.
-pub(super) fn commit(tmp: &Path, dest: &Path, force: bool) -> Result<(), UnpackError> {
+pub(super) fn commit(tmp: &Path, dest: &Path, force: bool) -> Result<(), Error> {
     if force {
         fs::rename(tmp, dest).map_err(|e| write_err(dest, e))?;
     } else {
@@ -206,7 +207,7 @@ pub(super) fn commit(tmp: &Path, dest: &Path, force: bool) -> Result<(), UnpackE
             let _ = e.path.keep();
             if e.error.kind() == io::ErrorKind::AlreadyExists || fs::symlink_metadata(dest).is_ok()
             {
-                return Err(UnpackError::Exists(dest.to_path_buf()));
+                return Err(Error::Exists(dest.to_path_buf()));
             }
             // A file system with neither (no hard links): a plain rename,
             // `dest` having been seen absent just now.

@@ -33,9 +33,9 @@ mod restore;
 mod schema;
 
 pub use cells::{restored_number, RestoredNumber};
-pub use error::UnpackError;
 pub use schema::{defensive, restore_authorizer};
 
+use crate::Error;
 use error::{is_storage_error, read_err, storage_err, write_err};
 use files::{commit, sqlite_side_files, temp_sibling, Written};
 use restore::Restore;
@@ -122,11 +122,7 @@ pub struct UnpackSummary {
 /// (and, with `objects_dir`, its objects and payloads), as the producer's
 /// import does, reading it once (see the [module](self)). Nothing is left
 /// behind on failure, and nothing at all is written for an invalid archive.
-pub fn unpack(
-    archive: &Path,
-    db: &Path,
-    opts: &UnpackOptions,
-) -> Result<UnpackSummary, UnpackError> {
+pub fn unpack(archive: &Path, db: &Path, opts: &UnpackOptions) -> Result<UnpackSummary, Error> {
     unpack_with(db, opts, |r, v| ndarc_verify::read_path(archive, v, r))
         .map_err(|e| e.reading(archive))
 }
@@ -136,19 +132,19 @@ pub fn unpack_reader(
     input: impl Read + Send,
     db: &Path,
     opts: &UnpackOptions,
-) -> Result<UnpackSummary, UnpackError> {
+) -> Result<UnpackSummary, Error> {
     unpack_with(db, opts, |r, v| ndarc_verify::read_stream(input, v, r))
         .map_err(|e| e.reading(Path::new("<stdin>")))
 }
 
 /// What [`unpack_with`] gives back before the archive's name is known.
 enum Failed {
-    Unpack(UnpackError),
+    Unpack(Error),
     Read(ndarc_verify::Error),
 }
 
 impl Failed {
-    fn reading(self, archive: &Path) -> UnpackError {
+    fn reading(self, archive: &Path) -> Error {
         match self {
             Failed::Unpack(e) => e,
             Failed::Read(e) => read_err(archive, e),
@@ -156,8 +152,8 @@ impl Failed {
     }
 }
 
-impl From<UnpackError> for Failed {
-    fn from(e: UnpackError) -> Self {
+impl From<Error> for Failed {
+    fn from(e: Error) -> Self {
         Failed::Unpack(e)
     }
 }
@@ -165,17 +161,14 @@ impl From<UnpackError> for Failed {
 fn unpack_with(
     db: &Path,
     opts: &UnpackOptions,
-    read: impl FnOnce(
-        &mut Restore<'_>,
-        &ndarc_verify::Options,
-    ) -> Result<Report, ReadError<UnpackError>>,
+    read: impl FnOnce(&mut Restore<'_>, &ndarc_verify::Options) -> Result<Report, ReadError<Error>>,
 ) -> Result<UnpackSummary, Failed> {
     let existing = fs::symlink_metadata(db).ok();
     if fs::metadata(db).is_ok_and(|m| m.is_dir()) {
-        return Err(UnpackError::IsDirectory(db.to_path_buf()).into());
+        return Err(Error::IsDirectory(db.to_path_buf()).into());
     }
     if existing.is_some() && !opts.force {
-        return Err(UnpackError::Exists(db.to_path_buf()).into());
+        return Err(Error::Exists(db.to_path_buf()).into());
     }
     if let Some(m) = &existing {
         if !m.is_file() {
@@ -273,7 +266,7 @@ fn unpack_with(
     written.committed(&tmp, db.to_path_buf(), opts);
     written.done = true;
     let Some(plan) = plan else {
-        return Err(UnpackError::Invalid("the archive has no manifest".into()).into());
+        return Err(Error::Invalid("the archive has no manifest".into()).into());
     };
     let m = &plan.manifest;
     let skipped = if opts.objects_dir.is_none() {
@@ -297,7 +290,7 @@ fn unpack_with(
 /// Removes the rollback journal, WAL and shared-memory files of the
 /// database `db` is about to replace: SQLite would otherwise replay the old
 /// database's log onto the restored file when it is next opened.
-fn remove_logs(db: &Path) -> Result<(), UnpackError> {
+fn remove_logs(db: &Path) -> Result<(), Error> {
     for p in sqlite_side_files(db) {
         match fs::symlink_metadata(&p) {
             Ok(m) if m.is_file() => fs::remove_file(&p).map_err(|e| write_err(&p, e))?,
@@ -315,7 +308,7 @@ fn remove_logs(db: &Path) -> Result<(), UnpackError> {
 
 /// The error of an invalid archive: its counts (as `verify` counts them)
 /// and its first error.
-fn invalid(report: &Report) -> UnpackError {
+fn invalid(report: &Report) -> Error {
     let first = report
         .findings
         .iter()
@@ -330,7 +323,7 @@ fn invalid(report: &Report) -> UnpackError {
             )
         });
     let plural = |n: u64, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
-    UnpackError::Invalid(format!(
+    Error::Invalid(format!(
         "the archive is not valid ({}, {}){first}; nothing was written (`ndarc verify` lists every finding)",
         plural(report.errors, "error"),
         plural(report.warnings, "warning"),

@@ -23,7 +23,8 @@ use super::cells::{bind_cell, cell};
 use super::error::{sqlite_err, unholdable, write_err};
 use super::files::{make_dirs, place, safe_segments, temp_sibling, Written};
 use super::schema::{check_created, creation_order};
-use super::{UnpackError, UnpackOptions};
+use super::UnpackOptions;
+use crate::Error;
 
 /// An insert statement of one table: cells are bound in the plan's column
 /// order, the rowid last.
@@ -67,7 +68,7 @@ type Sidecar = (Vec<String>, Vec<u8>, String);
 /// The metadata sidecar of each bucket some object of which has metadata
 /// (see [`crate::metadata`]): its path segments under the objects
 /// directory (`metadata/BUCKET.json`), its bytes, and what it is.
-fn sidecars(manifest: &Manifest) -> Result<Vec<Sidecar>, UnpackError> {
+fn sidecars(manifest: &Manifest) -> Result<Vec<Sidecar>, Error> {
     let mut buckets: BTreeMap<&str, Vec<(&str, ObjectMetadata)>> = BTreeMap::new();
     for o in &manifest.objects {
         let m = ObjectMetadata {
@@ -128,15 +129,15 @@ pub(super) struct Restore<'c> {
 }
 
 impl<'c> Restore<'c> {
-    fn plan(&self) -> Result<&Arc<Plan>, UnpackError> {
+    fn plan(&self) -> Result<&Arc<Plan>, Error> {
         self.plan
             .as_ref()
-            .ok_or_else(|| UnpackError::Invalid("the archive has no manifest".into()))
+            .ok_or_else(|| Error::Invalid("the archive has no manifest".into()))
     }
 
     /// Checks every path first, so that a key that would escape, or two
     /// entries that map to one file, write nothing.
-    fn paths(&mut self, manifest: &Manifest) -> Result<(), UnpackError> {
+    fn paths(&mut self, manifest: &Manifest) -> Result<(), Error> {
         let Some(base) = &self.opts.objects_dir else {
             return Ok(());
         };
@@ -211,7 +212,7 @@ impl<'c> Restore<'c> {
             let refs: Vec<&str> = segs.iter().map(String::as_str).collect();
             let dest = place(base, &refs, self.opts.mode, &mut self.written)?;
             if fs::symlink_metadata(&dest).is_ok() && !self.opts.force {
-                return Err(UnpackError::Exists(dest));
+                return Err(Error::Exists(dest));
             }
             self.dests.push(dest);
         }
@@ -234,7 +235,7 @@ impl<'c> Restore<'c> {
     }
 
     /// Creates the tables, each from its `sql` as one prepared statement.
-    fn create(&mut self, plan: &Plan) -> Result<(), UnpackError> {
+    fn create(&mut self, plan: &Plan) -> Result<(), Error> {
         let db = self.db;
         for i in creation_order(&plan.manifest.tables) {
             let t = &plan.manifest.tables[i];
@@ -256,7 +257,7 @@ impl<'c> Restore<'c> {
         Ok(())
     }
 
-    fn rows(&mut self, part: &Accepted<'_>, table: usize) -> Result<(), UnpackError> {
+    fn rows(&mut self, part: &Accepted<'_>, table: usize) -> Result<(), Error> {
         let plan = self.plan()?.clone();
         if self.current.as_ref().map(|c| c.0) != Some(table) {
             let name = &plan.manifest.tables[table].name;
@@ -299,7 +300,7 @@ impl<'c> Restore<'c> {
             // A row part the fast path did not read (a warning on it):
             // read in full.
             let v = ndarc_json::parse(bytes)
-                .map_err(|e| UnpackError::Invalid(format!("line {}: {e}", part.line.line)))?;
+                .map_err(|e| Error::Invalid(format!("line {}: {e}", part.line.line)))?;
             let items = v
                 .get("items")
                 .and_then(Value::as_array)
@@ -329,7 +330,7 @@ impl<'c> Restore<'c> {
         Ok(())
     }
 
-    fn binary(&mut self, part: &Accepted<'_>) -> Result<(), UnpackError> {
+    fn binary(&mut self, part: &Accepted<'_>) -> Result<(), Error> {
         let Some(b) = part.binary() else {
             return Ok(());
         };
@@ -376,7 +377,7 @@ impl<'c> Restore<'c> {
     }
 
     /// Closes the file being written (synced), keeping it as a temporary.
-    pub(super) fn finish_open(&mut self) -> Result<(), UnpackError> {
+    pub(super) fn finish_open(&mut self) -> Result<(), Error> {
         if let Some(sink) = self.open.take() {
             let file = sink
                 .file
@@ -396,7 +397,7 @@ fn exec(
     (db, plan): (&Path, &Plan),
     table: usize,
     index: u64,
-) -> Result<(), UnpackError> {
+) -> Result<(), Error> {
     let Some((_, st)) = current.as_mut() else {
         return Ok(());
     };
@@ -406,7 +407,7 @@ fn exec(
 }
 
 /// SQLite's error on row `index` of `table`.
-fn rejected(db: &Path, plan: &Plan, table: usize, index: u64, e: rusqlite::Error) -> UnpackError {
+fn rejected(db: &Path, plan: &Plan, table: usize, index: u64, e: rusqlite::Error) -> Error {
     sqlite_err(db, e, |e| {
         unholdable(
             "row_rejected",
@@ -419,9 +420,9 @@ fn rejected(db: &Path, plan: &Plan, table: usize, index: u64, e: rusqlite::Error
 }
 
 impl Reader for Restore<'_> {
-    type Error = UnpackError;
+    type Error = Error;
 
-    fn start(&mut self, plan: &Arc<Plan>, _: LineRef<'_>) -> Result<(), UnpackError> {
+    fn start(&mut self, plan: &Arc<Plan>, _: LineRef<'_>) -> Result<(), Error> {
         self.plan = Some(plan.clone());
         self.paths(&plan.manifest)?;
         self.create(plan)?;
@@ -430,7 +431,7 @@ impl Reader for Restore<'_> {
         Ok(())
     }
 
-    fn part(&mut self, part: Accepted<'_>) -> Result<(), UnpackError> {
+    fn part(&mut self, part: Accepted<'_>) -> Result<(), Error> {
         match part.rows() {
             Some(r) => self.rows(&part, r.table),
             None => self.binary(&part),

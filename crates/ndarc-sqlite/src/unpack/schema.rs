@@ -8,7 +8,7 @@ use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::{Connection, OpenFlags};
 
 use super::error::unholdable;
-use super::UnpackError;
+use crate::Error;
 
 /// Tables in the order to create them: each after the tables it depends on
 /// (within the archive), otherwise in manifest order; a cycle is broken at
@@ -39,7 +39,7 @@ pub(super) fn creation_order(tables: &[Table]) -> Vec<usize> {
 
 /// Checks that the table SQLite created from `sql` is the table the
 /// manifest describes.
-pub(super) fn check_created(conn: &Connection, t: &Table) -> Result<(), UnpackError> {
+pub(super) fn check_created(conn: &Connection, t: &Table) -> Result<(), Error> {
     let mismatch = |what: String| {
         unholdable(
             "table_sql_mismatch",

@@ -12,7 +12,7 @@ use ndarc_diff::render::github_escape;
 use ndarc_format::{Policy, PolicyError};
 use ndarc_verify::{Report, Severity};
 
-use crate::dbinput::{Header, PackStream, Refused};
+use crate::dbinput::{Header, PackStream};
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::{verify_options, AcceptFormat, Jobs, Limits, MaxErrors, Quiet};
 use crate::io::{is_stdio, refuse_input, AtomicFile};
@@ -236,7 +236,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
                 Some(reader) => ndarc_verify::verify_reader(reader, &opts),
                 None => continue,
             };
-            if let Err(Refused(why)) = packing.finish() {
+            if let Err(why) = packing.finish().map_err(|e| e.to_string()) {
                 if show_progress {
                     eprint!("\r\x1b[2K");
                 }
