@@ -93,6 +93,12 @@ impl Header {
         if line.too_long.is_some() {
             return None;
         }
+        // Read by member name, not through the typed manifest
+        // (`ndarc_verify::read_manifest`): the header is taken from any
+        // manifest line, even one verification refuses (the diff reports
+        // that): it is `None` when `product` or `requiredConfiguration` is
+        // missing, and keeps a product the manifest rules refuse, where the
+        // typed manifest leaves both empty and cannot tell them apart.
         let v: serde_json::Value = serde_json::from_slice(&line.bytes).ok()?;
         let strings = |v: Option<&serde_json::Value>| -> Vec<String> {
             v.and_then(serde_json::Value::as_array)
