@@ -27,19 +27,7 @@ use rusqlite::Connection;
 use crate::fuzzdb::{
     cell, key_cell, Cell, Column, DbSpec, ForeignKey, FuzzDb, FuzzOptions, Generated, Row, Table,
 };
-
-/// Why a schema cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum SchemaError {
-    /// SQLite refused the schema's SQL.
-    #[error("SQLite refused the schema: {0}")]
-    Sql(String),
-    /// The schema creates no table a producer archives.
-    #[error(
-        "the schema creates no table (views, indexes, triggers and virtual tables are left out)"
-    )]
-    NoTables,
-}
+use crate::Error;
 
 /// A foreign key as SQLite reports it.
 #[derive(Debug, Clone)]
@@ -72,12 +60,12 @@ pub struct Schema {
     tables: Vec<SchemaTable>,
 }
 
-fn refused(e: rusqlite::Error) -> SchemaError {
-    SchemaError::Sql(e.to_string())
+fn refused(e: rusqlite::Error) -> Error {
+    Error::Schema(e.to_string())
 }
 
 /// A connection holding `sql`, attaching and loading nothing.
-fn open(sql: &str) -> Result<Connection, SchemaError> {
+fn open(sql: &str) -> Result<Connection, Error> {
     let conn = Connection::open_in_memory().map_err(refused)?;
     conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)
         .map_err(refused)?;
@@ -88,7 +76,7 @@ fn open(sql: &str) -> Result<Connection, SchemaError> {
 impl Schema {
     /// Reads a schema: runs `sql` on an in-memory database and takes each
     /// table SQLite created, as SQLite reports it.
-    pub fn parse(sql: &str) -> Result<Schema, SchemaError> {
+    pub fn parse(sql: &str) -> Result<Schema, Error> {
         let conn = open(sql)?;
         let mut st = conn
             .prepare(
@@ -112,7 +100,7 @@ impl Schema {
             tables.push(read_table(&conn, name, sql)?);
         }
         if tables.is_empty() {
-            return Err(SchemaError::NoTables);
+            return Err(Error::NoTables);
         }
         // A foreign key that names no parent column names its primary key.
         let pks: Vec<(String, Vec<String>)> = tables
@@ -201,7 +189,7 @@ fn is_virtual(sql: &str) -> bool {
     words == ["CREATE", "VIRTUAL"]
 }
 
-fn read_table(conn: &Connection, name: String, sql: String) -> Result<SchemaTable, SchemaError> {
+fn read_table(conn: &Connection, name: String, sql: String) -> Result<SchemaTable, Error> {
     let mut st = conn
         .prepare("SELECT name, type, \"notnull\", pk, hidden FROM pragma_table_xinfo(?1)")
         .map_err(refused)?;
@@ -447,15 +435,15 @@ mod tests {
     fn schemas_that_cannot_be_used_say_why() {
         assert!(matches!(
             Schema::parse("CREATE TABLE ("),
-            Err(SchemaError::Sql(_))
+            Err(Error::Schema(_))
         ));
         assert!(matches!(
             Schema::parse("CREATE TABLE t(a); CREATE VIEW v AS SELECT 1; DROP TABLE t"),
-            Err(SchemaError::NoTables)
+            Err(Error::NoTables)
         ));
         assert!(matches!(
             Schema::parse("ATTACH ':memory:' AS x"),
-            Err(SchemaError::Sql(_))
+            Err(Error::Schema(_))
         ));
     }
 }

@@ -31,6 +31,7 @@
 use std::io::{self, Read};
 use std::path::Path;
 
+mod error;
 pub mod fuzzdb;
 pub mod fuzzschema;
 pub mod metadata;
@@ -39,8 +40,9 @@ pub mod patch;
 pub mod stream;
 pub mod unpack;
 
-pub use pack::{pack, BucketDir, ObjectReferences, PackError, PackOptions, PackSummary, Refusal};
-pub use unpack::{unpack, unpack_reader, UnpackError, UnpackOptions, UnpackSummary};
+pub use error::{Error, Refusal};
+pub use pack::{pack, BucketDir, ObjectReferences, PackOptions, PackSummary};
+pub use unpack::{unpack, unpack_reader, UnpackOptions, UnpackSummary};
 
 /// SQLite's column affinity (the five kinds; ndarc's
 /// [`ndarc_format::catalogue::Affinity`] merges REAL and NUMERIC), by

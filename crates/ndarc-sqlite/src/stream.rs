@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crate::pack::{pack, PackOptions};
+use crate::Error;
 
 /// Chunks of archive in flight between the packer and the reader: with
 /// 256 KiB chunks, at most about 1 MiB is held.
@@ -92,6 +93,12 @@ impl Header {
         if line.too_long.is_some() {
             return None;
         }
+        // Read by member name, not through the typed manifest
+        // (`ndarc_verify::read_manifest`): the header is taken from any
+        // manifest line, even one verification refuses (the diff reports
+        // that): it is `None` when `product` or `requiredConfiguration` is
+        // missing, and keeps a product the manifest rules refuse, where the
+        // typed manifest leaves both empty and cannot tell them apart.
         let v: serde_json::Value = serde_json::from_slice(&line.bytes).ok()?;
         let strings = |v: Option<&serde_json::Value>| -> Vec<String> {
             v.and_then(serde_json::Value::as_array)
@@ -138,8 +145,8 @@ pub fn pack_to_vec(path: &Path, limit: usize) -> Result<Vec<u8>, Option<String>>
     let mut buf = Vec::new();
     let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
     let read = packing.reader().map(|r| r.take(cap).read_to_end(&mut buf));
-    if let Err(Refused(why)) = packing.finish() {
-        return Err(Some(why));
+    if let Err(why) = packing.finish() {
+        return Err(Some(why.to_string()));
     }
     match read {
         Some(Ok(_)) if buf.len() > limit => Err(None),
@@ -149,17 +156,13 @@ pub fn pack_to_vec(path: &Path, limit: usize) -> Result<Vec<u8>, Option<String>>
     }
 }
 
-/// Why a database could not be packed: `CODE: message`.
-#[derive(Debug, Clone)]
-pub struct Refused(pub String);
-
 /// A database being packed: read the archive from [`PackStream::reader`],
 /// then [`PackStream::finish`] says whether it was all there.
 pub struct PackStream {
     reader: Option<ChanReader>,
     /// The reader saw the end of the stream.
     ended: Arc<AtomicBool>,
-    handle: JoinHandle<Result<(), Refused>>,
+    handle: JoinHandle<Result<(), Error>>,
 }
 
 impl PackStream {
@@ -173,13 +176,8 @@ impl PackStream {
                 tx,
                 buf: Vec::with_capacity(CHUNK),
             };
-            let packed = pack(&db, &opts, &mut w);
-            match packed {
-                Ok(_) => w
-                    .flush()
-                    .map_err(|e| Refused(format!("cannot pass the archive on: {e}"))),
-                Err(e) => Err(Refused(format!("{}: {}", e.code(), e.message()))),
-            }
+            pack(&db, &opts, &mut w)?;
+            w.flush().map_err(Error::Handoff)
         });
         let ended = Arc::new(AtomicBool::new(false));
         PackStream {
@@ -200,16 +198,17 @@ impl PackStream {
     }
 
     /// Waits for the packer: `Err` when the database could not be packed
-    /// (the reader then saw a truncated archive). When the reader stopped
+    /// (the reader then saw a truncated archive), printed `CODE: message`
+    /// (or [`Error::Handoff`], [`Error::PackerStopped`]). When the reader stopped
     /// before the end (the other input failed), the packer's broken pipe
     /// is not a refusal.
-    pub fn finish(mut self) -> Result<(), Refused> {
+    pub fn finish(mut self) -> Result<(), Error> {
         // A reader still held would keep the packer waiting.
         drop(self.reader.take());
         let r = self
             .handle
             .join()
-            .unwrap_or_else(|_| Err(Refused("the packer stopped".to_string())));
+            .unwrap_or_else(|_| Err(Error::PackerStopped));
         if r.is_err() && !self.ended.load(Ordering::Acquire) {
             return Ok(());
         }

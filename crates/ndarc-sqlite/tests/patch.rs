@@ -354,7 +354,7 @@ fn the_streamed_patch_is_the_patch() {
         let mut out = Vec::new();
         assert!(matches!(
             ndarc_sqlite::patch::write_patch(&unverified, &xb, &mut out),
-            Err(ndarc_sqlite::patch::PatchError::Unverified)
+            Err(ndarc_sqlite::Error::Unverified)
         ));
         assert!(out.is_empty());
         let _ = std::fs::remove_file(&pa);

@@ -4,8 +4,9 @@
 
 use rusqlite::types::ValueRef;
 
-use super::refuse::{sql_error, PackError};
+use super::refuse::sql_error;
 use super::rows::RowCells;
+use crate::Error;
 
 /// A cell copied out of SQLite: text and blobs as ranges of
 /// [`Batch::bytes`].
@@ -52,7 +53,7 @@ impl Batch {
     }
 
     /// Copies one SQLite row in.
-    pub(super) fn push(&mut self, row: &rusqlite::Row<'_>) -> Result<(), PackError> {
+    pub(super) fn push(&mut self, row: &rusqlite::Row<'_>) -> Result<(), Error> {
         for i in 0..self.width {
             let raw = match row.get_ref(i).map_err(sql_error)? {
                 ValueRef::Null => Raw::Null,
@@ -90,7 +91,7 @@ pub(super) struct BatchRow<'a> {
 }
 
 impl RowCells for BatchRow<'_> {
-    fn cell(&self, i: usize) -> Result<ValueRef<'_>, PackError> {
+    fn cell(&self, i: usize) -> Result<ValueRef<'_>, Error> {
         Ok(match self.cells.get(i) {
             None | Some(Raw::Null) => ValueRef::Null,
             Some(Raw::Integer(v)) => ValueRef::Integer(*v),

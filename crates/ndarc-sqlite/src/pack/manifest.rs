@@ -10,12 +10,12 @@ use ndarc_json::{Object, Value};
 
 use super::catalogue::Catalogue;
 use super::objects::Binary;
-use super::refuse::PackError;
 use super::PackOptions;
+use crate::Error;
 
-pub(super) fn check_options(db: &Path, opts: &PackOptions) -> Result<(String, String), PackError> {
+pub(super) fn check_options(db: &Path, opts: &PackOptions) -> Result<(String, String), Error> {
     if !ndarc_format::pack::PART_BYTES.contains(&opts.part_bytes) {
-        return Err(PackError::Options(format!(
+        return Err(Error::Options(format!(
             "part size must be 1024 to {MAX_PART_LINE} bytes, not {}",
             opts.part_bytes
         )));
@@ -34,15 +34,13 @@ pub(super) fn check_options(db: &Path, opts: &PackOptions) -> Result<(String, St
         ("source identity", &opts.source_identity),
     ] {
         if !is_name(v) {
-            return Err(PackError::Options(format!(
-                "the {what} {v:?} is not a name"
-            )));
+            return Err(Error::Options(format!("the {what} {v:?} is not a name")));
         }
     }
     let exported_at = match &opts.exported_at {
         Some(t) if is_iso_timestamp(t) => t.clone(),
         Some(t) => {
-            return Err(PackError::Options(format!(
+            return Err(Error::Options(format!(
                 "exportedAt {t:?} is not of the form YYYY-MM-DDTHH:MM:SS.sssZ"
             )))
         }
@@ -54,26 +52,26 @@ pub(super) fn check_options(db: &Path, opts: &PackOptions) -> Result<(String, St
         }
     };
     if opts.epoch > (1u64 << 53) - 1 {
-        return Err(PackError::Options(format!(
+        return Err(Error::Options(format!(
             "epoch {} is not a safe integer",
             opts.epoch
         )));
     }
     for (i, c) in opts.required_configuration.iter().enumerate() {
         if !is_name(c) {
-            return Err(PackError::Options(format!(
+            return Err(Error::Options(format!(
                 "required configuration {c:?} is not a name"
             )));
         }
         if opts.required_configuration[..i].contains(c) {
-            return Err(PackError::Options(format!(
+            return Err(Error::Options(format!(
                 "required configuration {c:?} is given twice"
             )));
         }
     }
     for (i, sc) in opts.secret_columns.iter().enumerate() {
         if opts.secret_columns[..i].contains(sc) {
-            return Err(PackError::Options(format!(
+            return Err(Error::Options(format!(
                 "secret column {}.{} is given twice",
                 sc.0, sc.1
             )));

@@ -40,6 +40,7 @@ mod refuse;
 mod rows;
 mod table;
 
+use crate::Error;
 use batch::Batch;
 use catalogue::catalogue;
 use manifest::{check_options, manifest};
@@ -47,9 +48,9 @@ use objects::{binaries, cap, unreadable, write_binary};
 use refuse::out_err;
 use rows::{admit, duplicate_key, encode_row};
 
+pub use crate::error::Refusal;
 pub use refs::ObjectReferences;
 pub(crate) use refuse::sql_error;
-pub use refuse::{PackError, Refusal};
 
 pub use ndarc_format::catalogue::DEFAULT_EXCLUDED_TABLES;
 
@@ -181,11 +182,11 @@ pub struct PackSummary {
 }
 
 /// Opens `db` read-only, for one consistent read.
-pub(crate) fn open_read_only(db: &Path, busy: Duration) -> Result<Connection, PackError> {
+pub(crate) fn open_read_only(db: &Path, busy: Duration) -> Result<Connection, Error> {
     match crate::is_sqlite_file(db) {
         Ok(true) => {}
         Ok(false) => {
-            return Err(PackError::Unreadable {
+            return Err(Error::Unreadable {
                 code: "not_a_database",
                 message: "not a SQLite database (the file does not start with the SQLite header)"
                     .to_string(),
@@ -209,10 +210,10 @@ pub(crate) fn open_read_only(db: &Path, busy: Duration) -> Result<Connection, Pa
 /// every refusal is found by the first pass, before the manifest is written.
 /// The database is opened read-only and never written.
 ///
-/// Errors: [`PackError::Refused`] when the producer refuses the database
+/// Errors: [`Error::Refused`] when the producer refuses the database
 /// (exit 1), otherwise the database or a file cannot be read, the options
 /// are invalid, or `out` fails (exit 2).
-pub fn pack(db: &Path, opts: &PackOptions, out: &mut dyn Write) -> Result<PackSummary, PackError> {
+pub fn pack(db: &Path, opts: &PackOptions, out: &mut dyn Write) -> Result<PackSummary, Error> {
     let (product, exported_at) = check_options(db, opts)?;
     let conn = open_read_only(db, opts.busy_timeout)?;
     // One snapshot: a deferred transaction whose first read takes it.
@@ -234,7 +235,7 @@ pub fn pack(db: &Path, opts: &PackOptions, out: &mut dyn Write) -> Result<PackSu
 /// `opts` with the recorded secret columns the database can leave out
 /// added to its secret columns (see [`PackOptions::recorded_secret_columns`]),
 /// judged on the same snapshot.
-fn adopt_recorded(conn: &Connection, opts: &PackOptions) -> Result<PackOptions, PackError> {
+fn adopt_recorded(conn: &Connection, opts: &PackOptions) -> Result<PackOptions, Error> {
     let cat = catalogue(conn, opts)?;
     let mut adopted = PackOptions {
         recorded_secret_columns: Vec::new(),
@@ -260,7 +261,7 @@ fn pack_in(
     exported_at: &str,
     opts: &PackOptions,
     out: &mut dyn Write,
-) -> Result<PackSummary, PackError> {
+) -> Result<PackSummary, Error> {
     let mut cat = catalogue(conn, opts)?;
     let mut references = refs::resolve(&cat, opts)?;
     let (objects, payloads) = binaries(opts)?;
@@ -310,7 +311,7 @@ fn pack_in(
     if archive.parts() != part_count {
         // The database changed between the passes in a way the row
         // counts did not show.
-        return Err(PackError::Unreadable {
+        return Err(Error::Unreadable {
             code: "database_unreadable",
             message: format!("planned {part_count} parts but wrote {}", archive.parts()),
         });
@@ -368,7 +369,7 @@ fn write_rows(
     part_bytes: usize,
     sealing: Sealing,
     out: &mut dyn Write,
-) -> Result<Sealing, PackError> {
+) -> Result<Sealing, Error> {
     pipeline(conn, tables, out, |rx, lines, spare| {
         encode_rows(tables, part_bytes, sealing, rx, lines, spare)
     })
@@ -386,10 +387,10 @@ fn pipeline<T, F>(
     tables: &[catalogue::Table],
     out: &mut dyn Write,
     work: F,
-) -> Result<T, PackError>
+) -> Result<T, Error>
 where
     T: Send,
-    F: FnOnce(&Receiver<ToEncoder>, SendLines<'_>, &Sender<Batch>) -> Result<T, PackError> + Send,
+    F: FnOnce(&Receiver<ToEncoder>, SendLines<'_>, &Sender<Batch>) -> Result<T, Error> + Send,
 {
     let (tx, rx) = sync_channel::<ToEncoder>(IN_FLIGHT);
     // Unbounded, so that neither thread can block the other: lines wait
@@ -408,7 +409,7 @@ where
                 work(&rx, (&line_tx, &used_rx, spare_lines), &spare_tx)
             })
             .map_err(|e| {
-                PackError::Output(std::io::Error::other(format!("cannot start a thread: {e}")))
+                Error::Output(std::io::Error::other(format!("cannot start a thread: {e}")))
             })?;
         let lines = (&line_rx, &used_tx, spare_lines);
         let mut read = read_rows(conn, tables, tx, lines, &spare_rx, out);
@@ -439,7 +440,7 @@ fn measure_rows(
     rx: &Receiver<ToEncoder>,
     spare: &Sender<Batch>,
     references: &mut [refs::Rule],
-) -> Result<(Vec<u64>, u64), PackError> {
+) -> Result<(Vec<u64>, u64), Error> {
     let mut item = Vec::with_capacity(4096);
     let mut counts = vec![0u64; tables.len()];
     let mut part_count = 0u64;
@@ -484,7 +485,7 @@ fn measure_rows(
 fn write_lines(
     (lines, used, spare_lines): ReturnLines<'_>,
     out: &mut dyn Write,
-) -> Result<(), PackError> {
+) -> Result<(), Error> {
     while let Ok(line) = lines.try_recv() {
         out.write_all(&line).map_err(out_err)?;
         // Keep a few buffers for the encoder's next lines; free the rest,
@@ -506,7 +507,7 @@ fn read_rows(
     lines: ReturnLines<'_>,
     spare: &Receiver<Batch>,
     out: &mut dyn Write,
-) -> Result<(), PackError> {
+) -> Result<(), Error> {
     let fresh = |width: usize| {
         let mut b = spare.try_recv().unwrap_or_default();
         b.reset(width);
@@ -547,7 +548,7 @@ fn encode_rows(
     rx: &Receiver<ToEncoder>,
     (lines, used, spare_lines): SendLines<'_>,
     spare: &Sender<Batch>,
-) -> Result<Sealing, PackError> {
+) -> Result<Sealing, Error> {
     let mut item = Vec::with_capacity(4096);
     let mut digests: Vec<[u8; 32]> = Vec::with_capacity(1024);
     let mut messages = RowMessages::default();
@@ -593,7 +594,7 @@ fn encode_rows(
             ToEncoder::End(ti) => {
                 let t = &tables[ti];
                 if index != t.count {
-                    return Err(PackError::Unreadable {
+                    return Err(Error::Unreadable {
                         code: "database_unreadable",
                         message: format!(
                             "table {} changed between the two reads of one transaction",

@@ -10,9 +10,10 @@ use ndarc_format::pack::{chunk_cap, chunk_part, ArchiveWriter, PartWriter};
 use ndarc_json::cmp_utf16;
 use sha2::{Digest, Sha256};
 
-use super::refuse::{out_err, PackError};
+use super::refuse::out_err;
 use super::PackOptions;
 use crate::metadata::{read_sidecar, ObjectMetadata};
+use crate::Error;
 
 pub(super) struct Binary {
     /// `(bucket, key)` for an object; `None` for a payload.
@@ -26,8 +27,8 @@ pub(super) struct Binary {
     pub(super) metadata: ObjectMetadata,
 }
 
-pub(super) fn unreadable(code: &'static str, what: &Path, e: &io::Error) -> PackError {
-    PackError::Unreadable {
+pub(super) fn unreadable(code: &'static str, what: &Path, e: &io::Error) -> Error {
+    Error::Unreadable {
         code,
         message: format!("cannot read {}: {e}", what.display()),
     }
@@ -54,13 +55,13 @@ fn walk(
     prefix: &str,
     skip: &[(u64, u64)],
     out: &mut Vec<(String, PathBuf)>,
-) -> Result<(), PackError> {
+) -> Result<(), Error> {
     let rd = std::fs::read_dir(dir).map_err(|e| unreadable("object_unreadable", dir, &e))?;
     for entry in rd {
         let entry = entry.map_err(|e| unreadable("object_unreadable", dir, &e))?;
         let path = entry.path();
         let Some(name) = entry.file_name().to_str().map(str::to_string) else {
-            return Err(PackError::Unreadable {
+            return Err(Error::Unreadable {
                 code: "object_unreadable",
                 message: format!(
                     "{}: the file name is not UTF-8, so it cannot be an object key",
@@ -79,7 +80,7 @@ fn walk(
                 out.push((key, path));
             }
         } else {
-            return Err(PackError::Unreadable {
+            return Err(Error::Unreadable {
                 code: "object_unreadable",
                 message: format!(
                     "{}: not a regular file or directory (symbolic links are not followed)",
@@ -91,7 +92,7 @@ fn walk(
     Ok(())
 }
 
-fn hash_file(path: &Path) -> Result<(u64, [u8; 32]), PackError> {
+fn hash_file(path: &Path) -> Result<(u64, [u8; 32]), Error> {
     let mut f = File::open(path).map_err(|e| unreadable("object_unreadable", path, &e))?;
     // A device or FIFO given as a payload has no fixed content (and
     // `/dev/zero` no end): only regular files are packed.
@@ -99,7 +100,7 @@ fn hash_file(path: &Path) -> Result<(u64, [u8; 32]), PackError> {
         .metadata()
         .map_err(|e| unreadable("object_unreadable", path, &e))?;
     if !meta.is_file() {
-        return Err(PackError::Unreadable {
+        return Err(Error::Unreadable {
             code: "object_unreadable",
             message: format!("{}: not a regular file", path.display()),
         });
@@ -120,13 +121,13 @@ fn hash_file(path: &Path) -> Result<(u64, [u8; 32]), PackError> {
     Ok((size, h.finalize().into()))
 }
 
-pub(super) fn binaries(opts: &PackOptions) -> Result<(Vec<Binary>, Vec<Binary>), PackError> {
+pub(super) fn binaries(opts: &PackOptions) -> Result<(Vec<Binary>, Vec<Binary>), Error> {
     let mut sources: Vec<(&str, &Path, &str)> = Vec::new();
     match (&opts.objects_dir, &opts.bucket) {
         (Some(dir), Some(bucket)) => sources.push((bucket, dir, "")),
         (None, None) => {}
         _ => {
-            return Err(PackError::Options(
+            return Err(Error::Options(
                 "--objects-dir and --bucket go together".to_string(),
             ))
         }
@@ -136,12 +137,12 @@ pub(super) fn binaries(opts: &PackOptions) -> Result<(Vec<Binary>, Vec<Binary>),
     }
     for (i, (bucket, _)) in opts.bucket_metadata.iter().enumerate() {
         if !sources.iter().any(|s| s.0 == bucket) {
-            return Err(PackError::Options(format!(
+            return Err(Error::Options(format!(
                 "--bucket-metadata {bucket}: no bucket {bucket:?} is packed"
             )));
         }
         if opts.bucket_metadata[..i].iter().any(|(b, _)| b == bucket) {
-            return Err(PackError::Options(format!(
+            return Err(Error::Options(format!(
                 "--bucket-metadata: bucket {bucket:?} is given twice"
             )));
         }
@@ -149,14 +150,10 @@ pub(super) fn binaries(opts: &PackOptions) -> Result<(Vec<Binary>, Vec<Binary>),
     let mut objects = Vec::new();
     for (i, &(bucket, dir, prefix)) in sources.iter().enumerate() {
         if !is_name(bucket) {
-            return Err(PackError::Options(format!(
-                "bucket {bucket:?} is not a name"
-            )));
+            return Err(Error::Options(format!("bucket {bucket:?} is not a name")));
         }
         if sources[..i].iter().any(|s| s.0 == bucket) {
-            return Err(PackError::Options(format!(
-                "bucket {bucket:?} is given twice"
-            )));
+            return Err(Error::Options(format!("bucket {bucket:?} is given twice")));
         }
         let mut metadata = sidecar(opts, bucket)?;
         let mut files = Vec::new();
@@ -165,7 +162,7 @@ pub(super) fn binaries(opts: &PackOptions) -> Result<(Vec<Binary>, Vec<Binary>),
         // Every key of the sidecar is checked before a file is hashed.
         let keys: std::collections::HashSet<&str> = files.iter().map(|(k, _)| k.as_str()).collect();
         if let Some(key) = metadata.keys().find(|k| !keys.contains(k.as_str())) {
-            return Err(PackError::Options(format!(
+            return Err(Error::Options(format!(
                 "--bucket-metadata {bucket}: {key:?} is not an object of bucket {bucket:?}{}",
                 if prefix.is_empty() {
                     String::new()
@@ -194,14 +191,12 @@ pub(super) fn binaries(opts: &PackOptions) -> Result<(Vec<Binary>, Vec<Binary>),
     let mut payloads = Vec::new();
     for (name, path) in &opts.payloads {
         if !is_name(name) {
-            return Err(PackError::Options(format!(
+            return Err(Error::Options(format!(
                 "payload name {name:?} is not a name"
             )));
         }
         if opts.payloads.iter().filter(|(n, _)| n == name).count() > 1 {
-            return Err(PackError::Options(format!(
-                "payload {name:?} is given twice"
-            )));
+            return Err(Error::Options(format!("payload {name:?} is given twice")));
         }
         let (size, sha256) = hash_file(path)?;
         payloads.push(Binary {
@@ -222,10 +217,10 @@ pub(super) fn binaries(opts: &PackOptions) -> Result<(Vec<Binary>, Vec<Binary>),
 fn sidecar(
     opts: &PackOptions,
     bucket: &str,
-) -> Result<std::collections::BTreeMap<String, ObjectMetadata>, PackError> {
+) -> Result<std::collections::BTreeMap<String, ObjectMetadata>, Error> {
     match opts.bucket_metadata.iter().find(|(b, _)| b == bucket) {
         Some((_, file)) => read_sidecar(file).map_err(|e| {
-            PackError::Options(format!(
+            Error::Options(format!(
                 "--bucket-metadata {bucket}={}: {e}",
                 file.display()
             ))
@@ -248,9 +243,9 @@ pub(super) fn write_binary(
     archive: &mut ArchiveWriter,
     out: &mut dyn Write,
     chunk: &mut Vec<u8>,
-) -> Result<u64, PackError> {
+) -> Result<u64, Error> {
     let cap = usize::try_from(cap(b, part_bytes)).unwrap_or(usize::MAX);
-    let changed = || PackError::Unreadable {
+    let changed = || Error::Unreadable {
         code: "object_changed",
         message: format!("{} changed while it was packed", b.path.display()),
     };
@@ -329,7 +324,7 @@ mod tests {
             assert!(
                 matches!(
                     e,
-                    PackError::Unreadable {
+                    Error::Unreadable {
                         code: "object_changed",
                         ..
                     }
@@ -377,7 +372,7 @@ mod tests {
             assert!(
                 matches!(
                     e,
-                    PackError::Unreadable {
+                    Error::Unreadable {
                         code: "object_unreadable",
                         ..
                     }

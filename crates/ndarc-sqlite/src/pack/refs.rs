@@ -13,9 +13,10 @@ use rusqlite::types::ValueRef;
 
 use super::catalogue::{Catalogue, Table};
 use super::objects::Binary;
-use super::refuse::{refuse, PackError};
+use super::refuse::refuse;
 use super::rows::{place, RowCells};
 use super::PackOptions;
+use crate::Error;
 
 /// One bucket's `objectReferences`: `TABLE.COLUMN` whose distinct non-null
 /// values are the objects of `bucket`.
@@ -50,7 +51,7 @@ pub(super) struct Rule {
 /// `reference_column_excluded` when the table is excluded or the column
 /// secret (or generated: rows never carry it). [`Rule::keys`] then gives
 /// each its bucket's keys.
-pub(super) fn resolve(cat: &Catalogue, opts: &PackOptions) -> Result<Vec<Rule>, PackError> {
+pub(super) fn resolve(cat: &Catalogue, opts: &PackOptions) -> Result<Vec<Rule>, Error> {
     let mut rules = Vec::new();
     for (n, r) in opts.object_references.iter().enumerate() {
         let (b, t, c) = (&r.bucket, &r.table, &r.column);
@@ -58,12 +59,12 @@ pub(super) fn resolve(cat: &Catalogue, opts: &PackOptions) -> Result<Vec<Rule>, 
         let packed = opts.bucket.as_deref() == Some(b.as_str())
             || opts.buckets.iter().any(|x| x.bucket == *b);
         if !packed {
-            return Err(PackError::Options(format!(
+            return Err(Error::Options(format!(
                 "{flag}: no bucket {b} is packed (--bucket-dir {b}=DIR)"
             )));
         }
         if opts.object_references[..n].iter().any(|x| x.bucket == *b) {
-            return Err(PackError::Options(format!(
+            return Err(Error::Options(format!(
                 "{flag}: bucket {b} has objectReferences twice"
             )));
         }
@@ -151,7 +152,7 @@ pub(super) fn check_row<R: RowCells + ?Sized>(
     ti: usize,
     row: &R,
     index: u64,
-) -> Result<(), PackError> {
+) -> Result<(), Error> {
     for r in rules.iter_mut().filter(|r| r.table == ti) {
         let t = &tables[ti];
         let v = row.cell(r.cell + 1)?;
@@ -212,7 +213,7 @@ pub(super) fn check_row<R: RowCells + ?Sized>(
 
 /// Once every row was read: an object of a bucket that no row references
 /// is `object_references`.
-pub(super) fn finish(rules: &[Rule], tables: &[Table]) -> Result<(), PackError> {
+pub(super) fn finish(rules: &[Rule], tables: &[Table]) -> Result<(), Error> {
     for r in rules {
         let t = &tables[r.table];
         let unreferenced: Vec<&str> = r

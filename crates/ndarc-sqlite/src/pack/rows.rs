@@ -8,19 +8,20 @@ use ndarc_format::Affinity;
 use ndarc_json::{number, write_string};
 use rusqlite::types::ValueRef;
 
-use super::refuse::{refuse, sql_error, PackError};
+use super::refuse::{refuse, sql_error};
 use super::table::Table;
+use crate::Error;
 
 /// A row as the table's SELECT reads it: column 0 the rowid (or NULL),
 /// column `k + 1` cell `k`. Either SQLite's row or a copy of it passed to
 /// another thread ([`super::batch`]).
 pub(super) trait RowCells {
     /// Column `i` of the SELECT.
-    fn cell(&self, i: usize) -> Result<ValueRef<'_>, PackError>;
+    fn cell(&self, i: usize) -> Result<ValueRef<'_>, Error>;
 }
 
 impl RowCells for rusqlite::Row<'_> {
-    fn cell(&self, i: usize) -> Result<ValueRef<'_>, PackError> {
+    fn cell(&self, i: usize) -> Result<ValueRef<'_>, Error> {
         self.get_ref(i).map_err(sql_error)
     }
 }
@@ -108,20 +109,53 @@ pub(super) fn encode_row<R: RowCells + ?Sized>(
     index: u64,
     buf: &mut Vec<u8>,
     measure: bool,
-) -> Result<Encoded, PackError> {
-    let mut unwritten = 0usize;
+) -> Result<Encoded, Error> {
     let rowid = match row.cell(0)? {
         ValueRef::Integer(i) => Some(i),
         _ => None,
     };
-    let cell = |k: usize| row.cell(k + 1);
-    // encodedRow: INTEGER cells first, in table order.
+    check_integers(t, row, rowid, index)?;
+    check_types(t, row, rowid, index)?;
+    check_rowid(t, rowid)?;
+    // The canonical item: {"index","kind","row","rowid"?,"table"}.
+    buf.clear();
+    buf.extend_from_slice(b"{\"index\":");
+    number::write(index as f64, buf);
+    buf.extend_from_slice(b",\"kind\":\"row\",\"row\":");
+    let row_start = buf.len();
+    let unwritten = write_row(t, row, buf, measure)?;
+    let row_end = buf.len();
+    let mut rowid_range = row_end..row_end;
+    if t.rowid_alias.is_some() {
+        buf.extend_from_slice(b",\"rowid\":");
+        let s = buf.len();
+        number::write(rowid.unwrap_or(0) as f64, buf);
+        rowid_range = s..buf.len();
+    }
+    buf.extend_from_slice(b",\"table\":");
+    buf.extend_from_slice(&t.name_json);
+    buf.push(b'}');
+    Ok(Encoded {
+        row: row_start..row_end,
+        rowid: rowid_range,
+        len: buf.len() + unwritten,
+    })
+}
+
+/// `encodedRow`: INTEGER cells first, in table order, each a safe integer.
+#[inline]
+fn check_integers<R: RowCells + ?Sized>(
+    t: &Table,
+    row: &R,
+    rowid: Option<i64>,
+    index: u64,
+) -> Result<(), Error> {
     for (k, &ci) in t.cells.iter().enumerate() {
         let c = &t.columns[ci];
         if c.affinity != Affinity::Integer {
             continue;
         }
-        let v = cell(k)?;
+        let v = row.cell(k + 1)?;
         if !matches!(v, ValueRef::Null) && integer_cell(v).is_none() {
             return Err(refuse(
                 "unsafe_integer",
@@ -135,10 +169,21 @@ pub(super) fn encode_row<R: RowCells + ?Sized>(
             ));
         }
     }
-    // validateRow, in table order.
+    Ok(())
+}
+
+/// `validateRow`, in table order: NOT NULL, and each cell's storage class
+/// against its column's affinity.
+#[inline]
+fn check_types<R: RowCells + ?Sized>(
+    t: &Table,
+    row: &R,
+    rowid: Option<i64>,
+    index: u64,
+) -> Result<(), Error> {
     for (k, &ci) in t.cells.iter().enumerate() {
         let c = &t.columns[ci];
-        let v = cell(k)?;
+        let v = row.cell(k + 1)?;
         let bad = |why: &str| {
             refuse(
                 "row_type",
@@ -194,6 +239,13 @@ pub(super) fn encode_row<R: RowCells + ?Sized>(
             _ => {}
         }
     }
+    Ok(())
+}
+
+/// A rowid the item carries (the table has a free alias) must be a safe
+/// integer.
+#[inline]
+fn check_rowid(t: &Table, rowid: Option<i64>) -> Result<(), Error> {
     if let Some(r) = rowid.filter(|_| t.rowid_alias.is_some()) {
         if r.unsigned_abs() > (1u64 << 53) - 1 {
             return Err(refuse(
@@ -208,12 +260,20 @@ pub(super) fn encode_row<R: RowCells + ?Sized>(
             ));
         }
     }
-    // The canonical item: {"index","kind","row","rowid"?,"table"}.
-    buf.clear();
-    buf.extend_from_slice(b"{\"index\":");
-    number::write(index as f64, buf);
-    buf.extend_from_slice(b",\"kind\":\"row\",\"row\":");
-    let row_start = buf.len();
+    Ok(())
+}
+
+/// Writes the row object (its members in sorted order) into `buf`; with
+/// `measure`, text and blob cells are only measured. Returns the bytes
+/// measured but not written.
+#[inline]
+fn write_row<R: RowCells + ?Sized>(
+    t: &Table,
+    row: &R,
+    buf: &mut Vec<u8>,
+    measure: bool,
+) -> Result<usize, Error> {
+    let mut unwritten = 0usize;
     buf.push(b'{');
     for (n, &k) in t.sorted.iter().enumerate() {
         if n > 0 {
@@ -221,44 +281,37 @@ pub(super) fn encode_row<R: RowCells + ?Sized>(
         }
         buf.extend_from_slice(&t.labels[k]);
         let c = &t.columns[t.cells[k]];
-        let v = cell(k)?;
-        match v {
-            ValueRef::Null => buf.extend_from_slice(b"null"),
-            _ if c.affinity == Affinity::Integer => {
-                number::write(integer_cell(v).unwrap_or(0.0), buf);
-            }
-            ValueRef::Integer(i) => number::write(i as f64, buf),
-            ValueRef::Real(f) => number::write(f, buf),
-            ValueRef::Text(b) => match std::str::from_utf8(b) {
-                Ok(_) if measure => unwritten += string_len(b),
-                Ok(s) => write_string(s, buf),
-                Err(_) => write_string(&String::from_utf8_lossy(b), buf),
-            },
-            ValueRef::Blob(b) if measure => unwritten += blob_len(b.len()),
-            ValueRef::Blob(b) => {
-                buf.extend_from_slice(b"{\"blob\":\"");
-                push_base64(b, buf);
-                buf.extend_from_slice(b"\"}");
-            }
+        unwritten += write_cell(c.affinity, row.cell(k + 1)?, buf, measure);
+    }
+    buf.push(b'}');
+    Ok(unwritten)
+}
+
+/// Writes one cell's JSON value into `buf` (an INTEGER-affinity cell as
+/// the producer reads it); with `measure`, a text or blob cell is only
+/// measured. Returns the bytes measured but not written.
+#[inline]
+fn write_cell(affinity: Affinity, v: ValueRef<'_>, buf: &mut Vec<u8>, measure: bool) -> usize {
+    match v {
+        ValueRef::Null => buf.extend_from_slice(b"null"),
+        _ if affinity == Affinity::Integer => {
+            number::write(integer_cell(v).unwrap_or(0.0), buf);
+        }
+        ValueRef::Integer(i) => number::write(i as f64, buf),
+        ValueRef::Real(f) => number::write(f, buf),
+        ValueRef::Text(b) => match std::str::from_utf8(b) {
+            Ok(_) if measure => return string_len(b),
+            Ok(s) => write_string(s, buf),
+            Err(_) => write_string(&String::from_utf8_lossy(b), buf),
+        },
+        ValueRef::Blob(b) if measure => return blob_len(b.len()),
+        ValueRef::Blob(b) => {
+            buf.extend_from_slice(b"{\"blob\":\"");
+            push_base64(b, buf);
+            buf.extend_from_slice(b"\"}");
         }
     }
-    buf.push(b'}');
-    let row_end = buf.len();
-    let mut rowid_range = row_end..row_end;
-    if t.rowid_alias.is_some() {
-        buf.extend_from_slice(b",\"rowid\":");
-        let s = buf.len();
-        number::write(rowid.unwrap_or(0) as f64, buf);
-        rowid_range = s..buf.len();
-    }
-    buf.extend_from_slice(b",\"table\":");
-    buf.extend_from_slice(&t.name_json);
-    buf.push(b'}');
-    Ok(Encoded {
-        row: row_start..row_end,
-        rowid: rowid_range,
-        len: buf.len() + unwritten,
-    })
+    0
 }
 
 /// The packing rule for one row item; `row_part_too_large` when it fits no
@@ -271,7 +324,7 @@ pub(super) fn admit<R: RowCells + ?Sized>(
     r: &R,
     parts: &mut u64,
     part_bytes: usize,
-) -> Result<bool, PackError> {
+) -> Result<bool, Error> {
     match packer.admit(len) {
         Ok(start) => {
             *parts += u64::from(start);
@@ -306,7 +359,7 @@ pub(super) fn duplicate_key<R: RowCells + ?Sized>(
     r: &R,
     index: u64,
     last: &mut Option<Vec<u8>>,
-) -> Result<(), PackError> {
+) -> Result<(), Error> {
     if t.rowid_alias.is_some() {
         return Ok(());
     }

@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use ndarc_sqlite::pack::{pack, PackError, PackOptions, PackSummary};
+use ndarc_sqlite::pack::{pack, PackOptions, PackSummary};
+use ndarc_sqlite::Error;
 
 /// A scratch directory with a database made from `sql`.
 pub fn db(sql: &str) -> (tempfile::TempDir, PathBuf) {
@@ -25,7 +26,7 @@ pub fn opts() -> PackOptions {
 }
 
 /// Packs `db`, returning the archive bytes.
-pub fn pack_vec(db: &Path, opts: &PackOptions) -> Result<(Vec<u8>, PackSummary), PackError> {
+pub fn pack_vec(db: &Path, opts: &PackOptions) -> Result<(Vec<u8>, PackSummary), Error> {
     let mut out = Vec::new();
     let s = pack(db, opts, &mut out)?;
     Ok((out, s))

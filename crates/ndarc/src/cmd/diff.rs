@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 use ndarc_diff::render::{self, RenderOptions};
 use ndarc_diff::{Error, Source};
 
-use ndarc_sqlite::patch::PatchError;
-
-use crate::dbinput::{self, Header, PackStream, Refused};
+use crate::dbinput::{self, Header, PackStream};
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::{verify_options, AcceptFormat, DatabaseTables, Limits, MaxErrors, Quiet};
 use crate::io::{is_stdio, refuse_input, AtomicFile, FileMode, OutputArgs};
@@ -516,7 +514,7 @@ fn diff(
     let sink = patch.as_mut().map(|p| p as &mut dyn ndarc_diff::RowSink);
     let result = ndarc_diff::diff_labeled_with_sink((&na, sa), (&nb, sb), opts, sink);
     for (n, p) in packing {
-        if let Err(Refused(why)) = p.finish() {
+        if let Err(why) = p.finish() {
             return Err(Failure::new(format!("{n}: {why}")));
         }
     }
@@ -616,7 +614,7 @@ fn write_patch(
     name: &str,
 ) -> Result<(), Failure> {
     patch.finish(d, out).map_err(|e| match e {
-        PatchError::Io(e) => Failure::io(format_args!("cannot write {name}"), &e),
+        ndarc_sqlite::Error::PatchOutput(e) => Failure::io(format_args!("cannot write {name}"), &e),
         e => Failure::new(e.to_string()),
     })
 }

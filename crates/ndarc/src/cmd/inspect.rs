@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use ndarc_format::{Finding, LineRef, Manifest};
 use ndarc_verify::lines::{self, Input, Line, LineSource};
 
-use crate::dbinput::{Header, PackStream, Refused};
+use crate::dbinput::{Header, PackStream};
 
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::{Format, FormatArg, Limits};
@@ -147,7 +147,7 @@ fn read_ends(args: &Args, name: &str) -> Result<Ends, Failure> {
             Some(reader) => stream_ends(reader, args, name),
             None => Err(Failure::new(format!("{name}: the packer gave no archive"))),
         };
-        if let Err(Refused(why)) = packing.finish() {
+        if let Err(why) = packing.finish() {
             return Err(Failure::new(format!("{name}: {why}")));
         }
         return ends;

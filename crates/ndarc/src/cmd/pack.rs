@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use ndarc_json::{Object, Value};
-use ndarc_sqlite::pack::{pack, PackError, PackOptions, PackSummary};
+use ndarc_sqlite::pack::{pack, PackOptions, PackSummary};
+use ndarc_sqlite::Error;
 
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::{DatabaseTables, PartBytes, Quiet};
@@ -344,7 +345,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             }
             Ok(Status::Success)
         }
-        Err(PackError::Output(e)) => Err(Failure::io(format!("cannot write {}", out.name()), &e)),
+        Err(Error::Output(e)) => Err(Failure::io(format!("cannot write {}", out.name()), &e)),
         Err(e) if e.is_refusal() => {
             // The temporary output is removed when `out` is dropped.
             term::file_diagnostic(ctx.colour, &db, e.code(), &e.message());

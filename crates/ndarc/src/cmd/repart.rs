@@ -10,7 +10,7 @@ use ndarc_gen::{repart_path, repart_stream, Error, Summary};
 
 use crate::cmd::gen::{summary_json, write_summary};
 use crate::cmd::verify::human_text;
-use crate::dbinput::{is_database, Header, PackStream, Refused};
+use crate::dbinput::{is_database, Header, PackStream};
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::{verify_options, AcceptFormat, Jobs, Limits, MaxErrors, PartBytes};
 use crate::io::{is_stdio, refuse_input, Output, OutputArgs, ARCHIVE_MODE};
@@ -122,7 +122,7 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
             Some(reader) => repart_stream(reader, part_bytes, &options, spool, &mut out),
             None => return Err(Failure::new("the database could not be packed")),
         };
-        if let Err(Refused(why)) = packing.finish() {
+        if let Err(why) = packing.finish() {
             term::error(ctx.colour, &format!("{name}: {why}"));
             return Ok(Status::Findings);
         }

@@ -12,7 +12,7 @@ use ndarc_diff::render::github_escape;
 use ndarc_format::{Policy, PolicyError};
 use ndarc_verify::{Report, Severity};
 
-use crate::dbinput::{Header, PackStream, Refused};
+use crate::dbinput::{Header, PackStream};
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::{verify_options, AcceptFormat, Jobs, Limits, MaxErrors, Quiet};
 use crate::io::{is_stdio, refuse_input, AtomicFile};
@@ -355,7 +355,7 @@ impl Run<'_> {
             // A database: packed on the fly and verified as a stream.
             let mut packing = PackStream::spawn(path, &Header::for_database(path));
             let r = ndarc_verify::verify_reader(packing.reader()?, &opts);
-            if let Err(Refused(why)) = packing.finish() {
+            if let Err(why) = packing.finish().map_err(|e| e.to_string()) {
                 if self.show_progress {
                     eprint!("\r\x1b[2K");
                 }

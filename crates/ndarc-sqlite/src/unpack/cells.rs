@@ -1,0 +1,131 @@
+//! Cells of verified rows bound as a restore binds them (per row: the hot
+//! path of an unpack).
+
+use ndarc_format::catalogue::decode_base64_into;
+use ndarc_format::Affinity;
+use ndarc_json::Value;
+use rusqlite::types::Value as SqlValue;
+
+/// A number as a restore leaves it in the database.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RestoredNumber {
+    /// An INTEGER.
+    Integer(i64),
+    /// A REAL.
+    Real(f64),
+}
+
+/// The number a restore binds for a number cell: integral values within
+/// ±2^53 as integers, others as doubles. (An INTEGER cell is always a safe
+/// integer in a valid archive.)
+fn bound_number(n: f64, affinity: Affinity) -> RestoredNumber {
+    if affinity == Affinity::Integer || (n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_992.0) {
+        RestoredNumber::Integer(n as i64)
+    } else {
+        RestoredNumber::Real(n)
+    }
+}
+
+/// The value a restore leaves for the number cell `n` in a column of
+/// archive affinity `affinity` and SQLite affinity `column`
+/// ([`crate::sqlite_affinity`] of its declared type), as SQLite reads it
+/// back: what [`unpack`] binds, then SQLite's column affinity (a REAL
+/// column reads back REAL; INTEGER and NUMERIC keep an integral REAL
+/// strictly inside the 64-bit range as an INTEGER, as
+/// `sqlite3VdbeIntegerAffinity` does). For readers of rows that give the
+/// values a restored database would (the Python package).
+pub fn restored_number(
+    n: f64,
+    affinity: Affinity,
+    column: crate::SqliteAffinity,
+) -> RestoredNumber {
+    let bound = bound_number(n, affinity);
+    match (column, bound) {
+        (crate::SqliteAffinity::Real, RestoredNumber::Integer(i)) => RestoredNumber::Real(i as f64),
+        (
+            crate::SqliteAffinity::Integer | crate::SqliteAffinity::Numeric,
+            RestoredNumber::Real(r),
+        ) if r.fract() == 0.0 && r > -9.223_372_036_854_776e18 && r < 9.223_372_036_854_776e18 => {
+            RestoredNumber::Integer(r as i64)
+        }
+        _ => bound,
+    }
+}
+
+/// Binds a cell of a verified row.
+pub(super) fn cell(v: &Value<'_>, affinity: Affinity, buf: &mut Vec<u8>) -> SqlValue {
+    match v {
+        Value::Null | Value::Bool(_) | Value::Array(_) => SqlValue::Null,
+        Value::Number(n) => match bound_number(*n, affinity) {
+            RestoredNumber::Integer(i) => SqlValue::Integer(i),
+            RestoredNumber::Real(r) => SqlValue::Real(r),
+        },
+        Value::String(s) => SqlValue::Text(s.to_string()),
+        Value::Object(o) => {
+            buf.clear();
+            let b64 = o.get("blob").and_then(Value::as_str).unwrap_or("");
+            decode_base64_into(b64, buf);
+            SqlValue::Blob(buf.clone())
+        }
+    }
+}
+
+/// Binds the cell whose canonical JSON text is `text` (from a verified
+/// line) as parameter `i` of `st`, as [`cell`] makes its value: a string
+/// without escapes as the bytes between its quotes, a short integer
+/// without parsing, anything else parsed (a blob decoded into `buf`).
+pub(super) fn bind_cell(
+    st: &mut rusqlite::Statement<'_>,
+    i: usize,
+    text: &[u8],
+    affinity: Affinity,
+    buf: &mut Vec<u8>,
+) -> rusqlite::Result<()> {
+    use rusqlite::types::{ToSqlOutput, ValueRef};
+    let number = |n: f64| match bound_number(n, affinity) {
+        RestoredNumber::Integer(i) => ToSqlOutput::Owned(SqlValue::Integer(i)),
+        RestoredNumber::Real(r) => ToSqlOutput::Owned(SqlValue::Real(r)),
+    };
+    match text {
+        [b'"', inner @ .., b'"'] if !inner.contains(&b'\\') => {
+            return st.raw_bind_parameter(i, ToSqlOutput::Borrowed(ValueRef::Text(inner)));
+        }
+        b"null" => return st.raw_bind_parameter(i, ToSqlOutput::Owned(SqlValue::Null)),
+        _ => {}
+    }
+    if let Some(n) = short_integer(text) {
+        return st.raw_bind_parameter(i, number(n as f64));
+    }
+    let v = ndarc_json::parse(text).unwrap_or(Value::Null);
+    let out = match &v {
+        Value::Null | Value::Bool(_) | Value::Array(_) => ToSqlOutput::Owned(SqlValue::Null),
+        Value::Number(n) => number(*n),
+        Value::String(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
+        Value::Object(o) => {
+            buf.clear();
+            let b64 = o.get("blob").and_then(Value::as_str).unwrap_or("");
+            decode_base64_into(b64, buf);
+            ToSqlOutput::Borrowed(ValueRef::Blob(buf))
+        }
+    };
+    st.raw_bind_parameter(i, out)
+}
+
+/// The value of a canonical integer of at most 15 digits (exact as a
+/// double, so the same number JSON parsing gives).
+fn short_integer(text: &[u8]) -> Option<i64> {
+    let (neg, digits) = match text {
+        [b'-', d @ ..] => (true, d),
+        d => (false, d),
+    };
+    if digits.is_empty() || digits.len() > 15 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if digits.len() > 1 && digits[0] == b'0' {
+        return None;
+    }
+    let v = digits
+        .iter()
+        .fold(0i64, |acc, &d| acc * 10 + i64::from(d - b'0'));
+    Some(if neg { -v } else { v })
+}
