@@ -504,15 +504,21 @@ impl<'a> LineSource<'a> {
         // The size the buffer should have.
         let mut len = if grow {
             // Full: grow, within the line's limit. Doubling, until the
-            // buffer is a fiftieth of the limit: then straight to the
+            // buffer is a fraction of the limit: then straight to the
             // limit, in fresh zeroed memory that becomes resident only as
             // it is read into. A buffer grown by doubling to the limit
             // would hold the last two sizes at once while it is copied
-            // (twice the limit for a line read to it); this way a line
-            // read to its limit costs the limit and 2 % more.
+            // (twice the limit for a line read to it); this way a
+            // stream's line read to its limit costs the limit and 2 %
+            // more. A file's buffer doubles until a tenth: its long line
+            // is first looked ahead of once the buffer holds
+            // GROWN_BLOCK / 2 (see `buffered`), which a jump to the limit
+            // would read past (a 400 MiB line would be read to the limit
+            // before it is found to be over it).
             let cap = max_line.saturating_add(CHUNK).max(least);
             let doubled = have + have.max(least);
-            if doubled.saturating_mul(50) >= cap {
+            let fraction = if file { 10 } else { 50 };
+            if doubled.saturating_mul(fraction) >= cap {
                 cap
             } else {
                 doubled
