@@ -3,7 +3,7 @@
 //!
 //! Verification is two halves that both the streaming verifier and the push
 //! API use:
-//! - [`check_manifest`] reads the first line into a [`Manifest`], and
+//! - [`check_manifest_line`] reads the first line into a [`Manifest`], and
 //!   [`part::check_line`] checks any later line on its own (in parallel),
 //!   returning a compact [`LineSummary`];
 //! - the [`Assembler`] takes the summaries in archive order and checks the

@@ -325,7 +325,10 @@ pub enum ManifestOutcome {
 }
 
 /// Checks the manifest record `value` (the parsed first line) and returns it
-/// typed. Every rule of SPEC.md §4 is checked here, in one place.
+/// typed. Every rule of SPEC.md §4 is checked here, in one place. The one
+/// intake is [`check_manifest_line`]; this is the same check on a parsed
+/// tree, public only for the tests that hold the line's lazy reading to it.
+#[doc(hidden)]
 pub fn check_manifest(
     value: &Value<'_>,
     r: &mut LineReport<'_>,
