@@ -93,6 +93,7 @@ pub fn read_manifest(at: LineRef<'_>, options: &Options) -> ManifestRead {
                     &mut lr,
                     &ManifestOptions {
                         formats: options.formats.clone(),
+                        any_format: false,
                     },
                 ) {
                     ManifestOutcome::Read(m) => {

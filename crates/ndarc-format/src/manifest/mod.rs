@@ -24,12 +24,17 @@ use tables::{check_dependencies, check_excluded_columns, check_excluded_tables, 
 pub struct ManifestOptions {
     /// Accepted `format` identifiers (default: `rer-portability` only).
     pub formats: Vec<String>,
+    /// Accept whatever `format` string the manifest names (for a tool
+    /// that edits archives of any format, such as `mutate`; which formats
+    /// a verifier reads is its own option).
+    pub any_format: bool,
 }
 
 impl Default for ManifestOptions {
     fn default() -> Self {
         ManifestOptions {
             formats: vec![crate::FORMAT.to_string()],
+            any_format: false,
         }
     }
 }
@@ -460,7 +465,11 @@ fn check_identity<'v, 'a>(
     // Format and version first: under another format nothing else means
     // what this verifier thinks.
     let format = match obj.get("format") {
-        Some(Value::String(s)) if options.formats.iter().any(|f| f == s.as_ref()) => s.to_string(),
+        Some(Value::String(s))
+            if options.any_format || options.formats.iter().any(|f| f == s.as_ref()) =>
+        {
+            s.to_string()
+        }
         Some(Value::String(s)) => {
             r.add(
                 Code::UnsupportedFormat,

@@ -24,12 +24,12 @@ pub(in crate::mutate) struct Model {
     pub(in crate::mutate) closing: Obj,
 }
 
-/// The typed manifest of `line` (a manifest line's bytes, `manifest` its
-/// value), by ndarc-format's intake; its findings do not matter here (a
+/// The typed manifest of `line` (a manifest line's bytes),
+/// by ndarc-format's intake; its findings do not matter here (a
 /// mutation may be half done), only whether it can be read at all. The
 /// archive's own `format` identifier is accepted: which ones a verifier
 /// reads is its option, not the mutator's.
-fn intake(line: &[u8], manifest: &Obj) -> R<Manifest> {
+fn intake(line: &[u8]) -> R<Manifest> {
     let canonical = ndarc_json::validate_with(line, Default::default())
         .map_err(|e| format!("the manifest is not JSON: {}", e.message()))?
         .is_none();
@@ -40,12 +40,8 @@ fn intake(line: &[u8], manifest: &Obj) -> R<Manifest> {
     };
     let mut report = LineReport::new(at, 1);
     let options = ManifestOptions {
-        formats: manifest
-            .get("format")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .into_iter()
-            .collect(),
+        formats: Vec::new(),
+        any_format: true,
     };
     match check_manifest_line(line, canonical, &mut report, &options) {
         ManifestOutcome::Read(m) => Ok(*m),
@@ -77,7 +73,7 @@ impl Model {
             }
             _ => return Err("the first line is not a manifest".to_string()),
         };
-        let typed = intake(raw[0], &manifest)?;
+        let typed = intake(raw[0])?;
         Ok(Model {
             manifest,
             typed,
@@ -89,7 +85,7 @@ impl Model {
     /// binary was added.
     pub(super) fn refresh(&mut self) -> R<()> {
         let line = ndarc_json::to_canonical_vec(&Value::Object(self.manifest.clone()));
-        self.typed = intake(&line, &self.manifest)?;
+        self.typed = intake(&line)?;
         Ok(())
     }
     /// The typed manifest (as of the last addition of a table or binary).
