@@ -480,6 +480,14 @@ fn write_cell(c: Cell, s: &Scratch, out: &mut Vec<u8>) {
 
 pub(crate) use ndarc_format::pack::push_base64;
 
+/// The digits of the widest row index a part can hold (2^53 − 1).
+const INDEX_WIDTH: usize = 16;
+
+/// The digits of `n` in decimal.
+fn decimal_width(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
 /// The later-export parameters a row maker needs.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LaterRows {
@@ -623,7 +631,11 @@ impl RowMaker {
             self.build(t, slot, variant, k, mode);
             out.clear();
             let row = self.write_item(t, index, rowid, out);
-            if out.len() + 201 <= self.part_bytes {
+            // Measured as if the index had its widest spelling: a row's cells
+            // must not depend on its place, or a later export, whose indexes
+            // shift, would change rows near the limit it never chose to.
+            let widest = out.len() - decimal_width(index) + INDEX_WIDTH;
+            if widest + 201 <= self.part_bytes {
                 return Ok(row);
             }
         }
