@@ -21,6 +21,7 @@ use ndarc_json::Value;
 
 use crate::catalogue;
 use crate::code::Code;
+use crate::manifest::{Written, WrittenObject};
 use crate::report::{join, LineReport};
 
 /// An import policy. Empty fields check nothing.
@@ -512,8 +513,8 @@ impl Policy {
 
     /// Checks the manifest record (line 1) against the policy.
     pub fn check_manifest(&self, manifest: &Value<'_>, r: &mut LineReport<'_>) {
-        let str_of = |k: &str| manifest.get(k).and_then(Value::as_str);
-        if let (Some(want), Some(got)) = (&self.product, str_of("product")) {
+        let written = Written::new(manifest);
+        if let (Some(want), Some(got)) = (&self.product, written.product()) {
             if want != got {
                 r.add(
                     Code::PolicyProduct,
@@ -522,7 +523,7 @@ impl Policy {
                 );
             }
         }
-        if let (false, Some(got)) = (self.accepted_schemas.is_empty(), str_of("schema")) {
+        if let (false, Some(got)) = (self.accepted_schemas.is_empty(), written.schema()) {
             if !self.accepted_schemas.iter().any(|s| s == got) {
                 r.add(
                     Code::PolicySchema,
@@ -534,16 +535,10 @@ impl Policy {
                 );
             }
         }
-        let tables = manifest
-            .get("tables")
-            .and_then(Value::as_array)
-            .unwrap_or(&[]);
-        let excluded_columns = manifest.get("excludedColumns");
-        for (i, t) in tables.iter().enumerate() {
-            let Some(tname) = t.get("name").and_then(Value::as_str) else {
-                continue;
-            };
-            let p = format!("/tables/{i}");
+        let tables = written.tables();
+        for t in &tables {
+            let tname = t.name;
+            let p = format!("/tables/{}", t.index);
             // The producer archives an included table whatever excludes
             // it (`archived()` in catalogue.mjs).
             let included = self.include_tables.iter().any(|t| t == tname);
@@ -572,16 +567,8 @@ impl Policy {
             else {
                 continue;
             };
-            let columns = t.get("columns").and_then(Value::as_array).unwrap_or(&[]);
-            let excluded: Vec<&str> = excluded_columns
-                .and_then(|o| o.get(tname))
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            for (j, c) in columns.iter().enumerate() {
-                let Some(cname) = c.get("name").and_then(Value::as_str) else {
-                    continue;
-                };
+            let excluded = written.excluded_columns_of(tname);
+            for &(j, cname) in &t.columns {
                 if secrets.iter().any(|s| s.eq_ignore_ascii_case(cname))
                     && !excluded.iter().any(|e| e.eq_ignore_ascii_case(cname))
                 {
@@ -598,10 +585,7 @@ impl Policy {
             ("may replace", &self.replaceable_tables),
         ] {
             for t in list {
-                if !tables
-                    .iter()
-                    .any(|x| x.get("name").and_then(Value::as_str) == Some(t))
-                {
+                if !tables.iter().any(|x| x.name == t) {
                     r.add(
                         Code::PolicyTableMissing,
                         "/tables",
@@ -610,13 +594,9 @@ impl Policy {
                 }
             }
         }
-        self.check_binaries(manifest, r);
+        self.check_binaries(&written, r);
         if let Some(want) = &self.required_configuration {
-            let got: Vec<&str> = manifest
-                .get("requiredConfiguration")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
+            let got: Vec<&str> = written.required_configuration().unwrap_or_default();
             let missing: Vec<&str> = want
                 .iter()
                 .map(String::as_str)
@@ -653,16 +633,14 @@ impl Policy {
     /// The manifest's objects against `buckets` and its payloads against
     /// `extraPayloads`: the producer lists exactly its buckets under their
     /// prefixes and produces one payload per extra payload.
-    fn check_binaries(&self, manifest: &Value<'_>, r: &mut LineReport<'_>) {
-        let list = |k: &str| manifest.get(k).and_then(Value::as_array).unwrap_or(&[]);
+    fn check_binaries(&self, written: &Written<'_, '_>, r: &mut LineReport<'_>) {
         if let Some(buckets) = &self.buckets {
-            for (i, o) in list("objects").iter().enumerate() {
-                let (Some(bucket), Some(key)) = (
-                    o.get("bucket").and_then(Value::as_str),
-                    o.get("key").and_then(Value::as_str),
-                ) else {
-                    continue;
-                };
+            for WrittenObject {
+                index: i,
+                bucket,
+                key,
+            } in written.objects()
+            {
                 match buckets.iter().find(|(b, _)| b == bucket) {
                     None => r.add(
                         Code::PolicyBucket,
@@ -679,11 +657,7 @@ impl Policy {
             }
         }
         if let Some(want) = &self.extra_payloads {
-            let payloads = list("payloads");
-            let got: Vec<&str> = payloads
-                .iter()
-                .filter_map(|p| p.get("name").and_then(Value::as_str))
-                .collect();
+            let got = written.payload_names();
             for (i, name) in got.iter().enumerate() {
                 if !want.iter().any(|w| w == name) {
                     r.add(

@@ -1,4 +1,9 @@
 //! Recomputing the derived members of a hand-edited archive.
+//!
+//! Like the mutators, reseal writes manifests, and on purpose ones the
+//! intake refuses (a mutator turns one rule off): it edits the line's tree
+//! member by member rather than reading it through `ndarc_format::manifest`,
+//! whose typed and written views hold what the line means, not its bytes.
 
 use std::collections::HashMap;
 

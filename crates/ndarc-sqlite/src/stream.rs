@@ -93,45 +93,26 @@ impl Header {
         if line.too_long.is_some() {
             return None;
         }
-        // Read by member name, not through the typed manifest
-        // (`ndarc_verify::read_manifest`): the header is taken from any
+        // Read as written (`manifest::Written`), not through the typed
+        // manifest (`ndarc_verify::read_manifest`): the header is taken from any
         // manifest line, even one verification refuses (the diff reports
         // that): it is `None` when `product` or `requiredConfiguration` is
         // missing, and keeps a product the manifest rules refuse, where the
         // typed manifest leaves both empty and cannot tell them apart.
-        let v: serde_json::Value = serde_json::from_slice(&line.bytes).ok()?;
-        let strings = |v: Option<&serde_json::Value>| -> Vec<String> {
-            v.and_then(serde_json::Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|x| x.as_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let mut recorded_secret_columns = Vec::new();
-        if let Some(o) = v
-            .get("excludedColumns")
-            .and_then(serde_json::Value::as_object)
-        {
-            for (t, cols) in o {
-                for c in strings(Some(cols)) {
-                    recorded_secret_columns.push((t.clone(), c));
-                }
-            }
-        }
+        let v = ndarc_json::parse(&line.bytes).ok()?;
+        let w = ndarc_format::manifest::Written::new(&v);
+        let owned = |l: Vec<&str>| l.into_iter().map(str::to_string).collect::<Vec<_>>();
         Some(Header {
-            exclude_tables: strings(v.get("excludedTables")),
+            exclude_tables: owned(w.excluded_tables()),
             include_tables: Vec::new(),
             secret_columns: Vec::new(),
-            recorded_secret_columns,
-            product: v.get("product")?.as_str()?.to_string(),
-            required_configuration: v
-                .get("requiredConfiguration")?
-                .as_array()?
-                .iter()
-                .filter_map(|x| x.as_str().map(str::to_string))
+            recorded_secret_columns: w
+                .excluded_columns()
+                .into_iter()
+                .map(|(t, c)| (t.to_string(), c.to_string()))
                 .collect(),
+            product: w.product()?.to_string(),
+            required_configuration: owned(w.required_configuration()?),
         })
     }
 }

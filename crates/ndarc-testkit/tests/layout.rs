@@ -271,3 +271,63 @@ fn the_readme_names_where_each_rule_lives_and_links_what_exists() {
     assert!(links >= 10, "only {links} links checked");
     assert_eq!(anchor("`ndarc verify FILE... | -`"), "ndarc-verify-file---");
 }
+
+/// The manifest's members, as code that reads one by name spells them.
+const MANIFEST_MEMBERS: [&str; 9] = [
+    "tables",
+    "requiredConfiguration",
+    "excludedColumns",
+    "excludedTables",
+    "journal",
+    "migrations",
+    "objects",
+    "payloads",
+    "partCount",
+];
+
+/// Where a manifest member may be read by name: the manifest module (the
+/// strict intake and the members as written), and the writers of
+/// deliberately broken manifests (the mutators' fixtures and reseal, which
+/// edit the tree: see their module docs).
+fn may_read_manifest_members(rel: &str) -> bool {
+    rel.starts_with("crates/ndarc-format/src/manifest/")
+        || rel == "crates/ndarc-gen/src/reseal.rs"
+        || rel.starts_with("crates/ndarc-gen/src/mutate/")
+}
+
+#[test]
+fn only_the_manifest_module_reads_manifest_members() {
+    let root = workspace();
+    let mut files = Vec::new();
+    for e in fs::read_dir(root.join("crates")).unwrap().flatten() {
+        sources(&e.path().join("src"), &mut files);
+    }
+    assert!(files.len() > 100, "only {} sources found", files.len());
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if may_read_manifest_members(&rel) {
+            continue;
+        }
+        let text = code(&fs::read_to_string(f).unwrap());
+        for m in MANIFEST_MEMBERS {
+            for call in ["get", "get_mut"] {
+                if text.contains(&format!("manifest.{call}(\"{m}\")"))
+                    || text.contains(&format!("manifest\n            .{call}(\"{m}\")"))
+                    || (m != "partCount" && text.contains(&format!(".{call}(\"{m}\")")))
+                {
+                    found.push(format!("{rel}: {call}(\"{m}\")"));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "manifest members read outside ndarc-format's manifest module (use Manifest or manifest::Written):\n{}",
+        found.join("\n")
+    );
+}

@@ -13,11 +13,13 @@ use crate::report::LineReport;
 mod lazy;
 mod objects;
 mod tables;
+mod written;
 
 use lazy::{raw_elements, raw_members, unquote, Lazy, List};
 use objects::{check_objects, check_payloads};
 pub use tables::is_create_table;
 use tables::{check_dependencies, check_excluded_columns, check_excluded_tables, check_tables};
+pub use written::{carried_member, Written, WrittenObject, WrittenTable};
 
 /// Identifiers a verifier accepts in `format` (SPEC.md §4.1).
 #[derive(Debug, Clone)]
@@ -222,6 +224,22 @@ pub enum Carried {
 }
 
 impl Carried {
+    /// The entries as canonical JSON texts: an opaque value is one entry.
+    pub fn entries(&self) -> Vec<&str> {
+        match self {
+            Carried::Entries { entries, .. } => entries.iter().map(String::as_str).collect(),
+            Carried::Opaque(text) => vec![text.as_str()],
+        }
+    }
+
+    /// The object member that holds the entries, if the value is an object.
+    pub fn member(&self) -> Option<&str> {
+        match self {
+            Carried::Entries { member, .. } => member.as_deref(),
+            Carried::Opaque(_) => None,
+        }
+    }
+
     /// The JSON pointer, below the member's own, of entry `i` (or of the
     /// list when `i` is `None`).
     pub(crate) fn entry_pointer(&self, top: &str, i: Option<usize>) -> String {

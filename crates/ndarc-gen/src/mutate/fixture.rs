@@ -9,6 +9,8 @@
 //! byte edits of the base archive's lines, the others as [`Case`]s: edits
 //! of its records ([`Recs`]), sealed the way the corpus seals
 //! (`Archive.render` in `scripts/make-corpus.py`).
+//! Fixtures edit manifests as trees, member by member: they write what the
+//! manifest intake refuses, so they cannot go through it.
 //! `scripts/make-corpus.py --check` builds them a second time, in Python,
 //! and compares.
 

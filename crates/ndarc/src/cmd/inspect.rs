@@ -4,7 +4,8 @@ use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
 
-use ndarc_format::{Finding, LineRef, Manifest};
+use ndarc_format::manifest::carried_member;
+use ndarc_format::{Carried, Finding, LineRef, Manifest};
 use ndarc_verify::lines::{self, Input, Line, LineSource};
 
 use crate::dbinput::{Header, PackStream};
@@ -209,8 +210,8 @@ pub fn run(args: Args, _ctx: &Context) -> CmdResult {
         .as_deref()
         .and_then(|c| ndarc_json::parse(c).ok())
         .filter(|v| v.get("kind").and_then(|k| k.as_str()) == Some("closing"));
-    let journal = top_member(&ends.manifest, "journal");
-    let migrations = top_member(&ends.manifest, "migrations");
+    let journal = carried_member(&ends.manifest, "journal");
+    let migrations = carried_member(&ends.manifest, "migrations");
     // Excluded columns by table, looked up once per table (the first entry
     // of a name, as `Manifest::excluded_columns_of` finds).
     let mut excluded_of: HashMap<&str, &[String]> = HashMap::new();
@@ -288,8 +289,9 @@ struct Shown<'s> {
     problems: &'s [Finding],
     /// The last line, when it is a closing record.
     closing: Option<&'s ndarc_json::Value<'s>>,
-    journal: Option<&'s ndarc_json::Value<'s>>,
-    migrations: Option<&'s ndarc_json::Value<'s>>,
+    /// `journal` and `migrations` as carried, with their canonical text.
+    journal: Option<&'s (Carried, String)>,
+    migrations: Option<&'s (Carried, String)>,
     /// Excluded columns by table (the first entry of a name).
     excluded_of: HashMap<&'s str, &'s [String]>,
 }
@@ -315,9 +317,7 @@ impl Shown<'_> {
     }
 
     fn journal_bytes(&self) -> usize {
-        self.journal
-            .map(|j| ndarc_json::to_canonical_string(j).len())
-            .unwrap_or(0)
+        self.journal.map_or(0, |(_, text)| text.len())
     }
 
     fn rows(&self) -> u64 {
@@ -330,10 +330,8 @@ fn json(s: &Shown<'_>) -> String {
     let manifest = s.manifest;
     // The whole values, for --format json (they are canonical JSON, so serde_json
     // reads them back; a failure leaves null rather than aborting).
-    let whole = |v: Option<&ndarc_json::Value<'_>>| {
-        v.and_then(|v| {
-            serde_json::from_str::<serde_json::Value>(&ndarc_json::to_canonical_string(v)).ok()
-        })
+    let whole = |v: Option<&(Carried, String)>| {
+        v.and_then(|(_, text)| serde_json::from_str::<serde_json::Value>(text).ok())
     };
     let (obj_bytes, _) = manifest.binary_bytes();
     let doc = serde_json::json!({
@@ -371,9 +369,9 @@ fn json(s: &Shown<'_>) -> String {
         "manifestFindings": s.problems,
         "journalBytes": s.journal_bytes(),
         "journal": whole(s.journal),
-        "journalEntries": s.journal.map(|j| entries(j).0.len()),
+        "journalEntries": s.journal.map(|(j, _)| j.entries().len()),
         "migrations": whole(s.migrations),
-        "migrationCount": s.migrations.map(|m| entries(m).0.len()),
+        "migrationCount": s.migrations.map(|(m, _)| m.entries().len()),
         "verified": false,
     });
     let mut out = serde_json::to_string_pretty(&doc).unwrap_or_default();
@@ -589,59 +587,23 @@ fn list(items: &[String]) -> String {
     }
 }
 
-/// The member `name` of the top-level object `line` (valid JSON), parsed
-/// alone.
-fn top_member<'a>(line: &'a [u8], name: &str) -> Option<ndarc_json::Value<'a>> {
-    let at = ndarc_json::locate(line, &ndarc_format::pointer([name]))?;
-    let end = ndarc_json::skip_value(line, at)?;
-    ndarc_json::parse(&line[at..end]).ok()
-}
-
-/// The entries of a journal or migration list: the elements of an array, or
-/// of the one array member of an object (`{"head": …, "entries": […]}`),
-/// otherwise the value itself as one entry. The format carries these values
-/// without interpreting them (SPEC.md §4.2), so this is a reading aid only.
-fn entries<'v, 'a>(
-    v: &'v ndarc_json::Value<'a>,
-) -> (Vec<&'v ndarc_json::Value<'a>>, Option<String>) {
-    use ndarc_json::Value;
-    match v {
-        Value::Array(items) => (items.iter().collect(), None),
-        Value::Object(o) => {
-            let arrays: Vec<(&str, &[Value<'a>])> = o
-                .iter()
-                .filter_map(|(k, v)| v.as_array().map(|a| (k, a)))
-                .collect();
-            match arrays.as_slice() {
-                [(name, items)] => (items.iter().collect(), Some(name.to_string())),
-                _ => (vec![v], None),
-            }
-        }
-        Value::Null => (Vec::new(), None),
-        other => (vec![other], None),
-    }
-}
-
 /// One line: how many entries, and the first and last as canonical JSON
 /// (shortened, control characters escaped by the JSON form itself).
-fn journal_summary(v: Option<&ndarc_json::Value<'_>>, bytes: usize) -> String {
-    let Some(v) = v else {
+fn journal_summary(v: Option<&(Carried, String)>, bytes: usize) -> String {
+    let Some((carried, _)) = v else {
         return "none".to_string();
     };
-    let (items, member) = entries(v);
-    let short = |e: &ndarc_json::Value<'_>| {
-        let text = ndarc_json::to_canonical_string(e);
-        match text.char_indices().nth(80) {
-            Some((i, _)) => format!("{}…", &text[..i]),
-            None => text,
-        }
+    let items = carried.entries();
+    let short = |text: &str| match text.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
     };
     let mut s = format!(
         "{} {}",
         items.len(),
         if items.len() == 1 { "entry" } else { "entries" }
     );
-    if let Some(m) = member {
+    if let Some(m) = carried.member() {
         s.push_str(&format!(" (in {m:?})"));
     }
     if bytes > 0 {
