@@ -203,6 +203,19 @@ pub struct TableSummary {
     pub removed: u64,
 }
 
+impl TableSummary {
+    /// No rows yet of table `name`.
+    fn empty(name: &str) -> TableSummary {
+        TableSummary {
+            name: name.to_string(),
+            rows: 0,
+            changed: 0,
+            added: 0,
+            removed: 0,
+        }
+    }
+}
+
 /// Changes of objects or payloads between the first and a later export, by
 /// the keys `diff.mjs` uses: canonical JSON `["bucket","key"]` for objects,
 /// `["name"]` for payloads.
@@ -290,13 +303,7 @@ fn walk(
     buf: &mut Vec<u8>,
     mut sink: impl FnMut(&[u8], &crate::rows::Made) -> io::Result<()>,
 ) -> io::Result<TableSummary> {
-    let mut s = TableSummary {
-        name: t.def.name.clone(),
-        rows: 0,
-        changed: 0,
-        added: 0,
-        removed: 0,
-    };
+    let mut s = TableSummary::empty(&t.def.name);
     for slot in 0..t.base_rows {
         let plan = slot_plan(later, &t.def, slot);
         let mut versions: [Option<Variant>; 2] = [plan.keep, None];
@@ -307,17 +314,31 @@ fn walk(
             s.removed += 1;
         }
         for v in versions.into_iter().flatten() {
-            let made = maker.item(&t.def, slot, v, s.rows, buf)?;
-            match v {
-                Variant::Changed if made.changed => s.changed += 1,
-                Variant::Added => s.added += 1,
-                _ => {}
-            }
-            sink(buf, &made)?;
-            s.rows += 1;
+            emit(&mut s, t, (slot, v), maker, buf, &mut sink)?;
         }
     }
     Ok(s)
+}
+
+/// Makes the item of row `slot` as `variant`, with the next row index,
+/// counts it in `s` and hands it to `sink`.
+fn emit(
+    s: &mut TableSummary,
+    t: &Planned,
+    (slot, variant): (u64, Variant),
+    maker: &mut RowMaker,
+    buf: &mut Vec<u8>,
+    sink: &mut impl FnMut(&[u8], &crate::rows::Made) -> io::Result<()>,
+) -> io::Result<()> {
+    let made = maker.item(&t.def, slot, variant, s.rows, buf)?;
+    match variant {
+        Variant::Changed if made.changed => s.changed += 1,
+        Variant::Added => s.added += 1,
+        _ => {}
+    }
+    sink(buf, &made)?;
+    s.rows += 1;
+    Ok(())
 }
 
 /// [`walk`], or with `opts.shuffle_rows` (for a table whose rows carry
@@ -336,13 +357,7 @@ fn walk_shuffled(
     let Some(seed) = opts.shuffle_rows.filter(|_| t.def.rowid_alias.is_none()) else {
         return walk(t, opts.later, maker, buf, sink);
     };
-    let mut s = TableSummary {
-        name: t.def.name.clone(),
-        rows: 0,
-        changed: 0,
-        added: 0,
-        removed: 0,
-    };
+    let mut s = TableSummary::empty(&t.def.name);
     let mut rows: Vec<(u64, Variant)> = Vec::new();
     for slot in 0..t.base_rows {
         let plan = slot_plan(opts.later, &t.def, slot);
@@ -360,14 +375,7 @@ fn walk_shuffled(
         rows.swap(i, j);
     }
     for (slot, v) in rows {
-        let made = maker.item(&t.def, slot, v, s.rows, buf)?;
-        match v {
-            Variant::Changed if made.changed => s.changed += 1,
-            Variant::Added => s.added += 1,
-            _ => {}
-        }
-        sink(buf, &made)?;
-        s.rows += 1;
+        emit(&mut s, t, (slot, v), maker, buf, &mut sink)?;
     }
     Ok(s)
 }

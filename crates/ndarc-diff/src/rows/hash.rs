@@ -218,6 +218,11 @@ impl<'p, 't> Join<'p, 't> {
     /// Matches the rows left in `pb`, the current part of the second
     /// archive `b`, with the first's waiting rows; those unmatched wait.
     /// Each row goes to the taker as read.
+    ///
+    /// [`Self::probe_before`] with the sides swapped, written out: a change
+    /// is always placed at the first archive's row (here from the line
+    /// table, there from the part at hand), only this side feeds the taker,
+    /// and the two loops are the hot path of a shuffled diff.
     fn probe_after(
         &mut self,
         b: &Stream<'_, '_>,

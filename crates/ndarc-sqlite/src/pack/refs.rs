@@ -162,25 +162,7 @@ pub(super) fn check_row<R: RowCells + ?Sized>(
         let key = match v {
             ValueRef::Null => continue,
             ValueRef::Text(b) if affinity != Affinity::Integer => String::from_utf8_lossy(b),
-            _ => {
-                let rowid = match row.cell(0)? {
-                    ValueRef::Integer(i) => Some(i),
-                    _ => None,
-                };
-                return Err(refuse(
-                    "object_references",
-                    &t.name,
-                    Some(&r.column),
-                    rowid,
-                    format!(
-                        "bucket {}: {}.{} {} is not text, so it is no object key (the bucket's objects are exactly the column's distinct non-null values)",
-                        r.bucket,
-                        t.name,
-                        r.column,
-                        place(rowid, index)
-                    ),
-                ));
-            }
+            _ => return Err(refused(r, t, row, index, "is not text, so it is no object key (the bucket's objects are exactly the column's distinct non-null values)")?),
         };
         match r
             .keys
@@ -188,27 +170,40 @@ pub(super) fn check_row<R: RowCells + ?Sized>(
         {
             Ok(k) => r.seen[k] = true,
             Err(_) => {
-                let rowid = match row.cell(0)? {
-                    ValueRef::Integer(i) => Some(i),
-                    _ => None,
-                };
-                return Err(refuse(
-                    "object_references",
-                    &t.name,
-                    Some(&r.column),
-                    rowid,
-                    format!(
-                        "bucket {}: {}.{} {} references {key:?}, which is not an object of the bucket (add the file, or correct the row)",
-                        r.bucket,
-                        t.name,
-                        r.column,
-                        place(rowid, index)
-                    ),
-                ));
+                let why = format!("references {key:?}, which is not an object of the bucket (add the file, or correct the row)");
+                return Err(refused(r, t, row, index, &why)?);
             }
         }
     }
     Ok(())
+}
+
+/// The `object_references` refusal of the row's cell under rule `r`: the
+/// value `why` (its place named first).
+fn refused<R: RowCells + ?Sized>(
+    r: &Rule,
+    t: &Table,
+    row: &R,
+    index: u64,
+    why: &str,
+) -> Result<Error, Error> {
+    let rowid = match row.cell(0)? {
+        ValueRef::Integer(i) => Some(i),
+        _ => None,
+    };
+    Ok(refuse(
+        "object_references",
+        &t.name,
+        Some(&r.column),
+        rowid,
+        format!(
+            "bucket {}: {}.{} {} {why}",
+            r.bucket,
+            t.name,
+            r.column,
+            place(rowid, index)
+        ),
+    ))
 }
 
 /// Once every row was read: an object of a bucket that no row references
