@@ -66,28 +66,18 @@ pub struct Gate {
     required_configuration_unchanged: bool,
 }
 
-/// Why a gate file was refused: the member (a JSON pointer, `""` for the
-/// whole file) and what is wrong with it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}{message}", if pointer.is_empty() { String::new() } else { format!("{pointer}: ") })]
-pub struct GateError {
-    /// The member, as a JSON pointer (RFC 6901).
-    pub pointer: String,
-    /// What is wrong.
-    pub message: String,
-}
-
 pub use crate::model::{Broken, GateResult};
+use crate::Error;
 
-fn err(pointer: &str, message: impl Into<String>) -> GateError {
-    GateError {
+fn err(pointer: &str, message: impl Into<String>) -> Error {
+    Error::Gate {
         pointer: pointer.to_string(),
         message: message.into(),
     }
 }
 
 /// Refuses a member not in `known`.
-fn known_members(o: &ndarc_json::Object<'_>, known: &[&str], at: &str) -> Result<(), GateError> {
+fn known_members(o: &ndarc_json::Object<'_>, known: &[&str], at: &str) -> Result<(), Error> {
     for name in o.keys() {
         if !known.contains(&name) {
             return Err(err(
@@ -107,7 +97,7 @@ fn known_members(o: &ndarc_json::Object<'_>, known: &[&str], at: &str) -> Result
     Ok(())
 }
 
-fn percent(v: &Value<'_>, at: &str) -> Result<f64, GateError> {
+fn percent(v: &Value<'_>, at: &str) -> Result<f64, Error> {
     match v.as_f64() {
         Some(p) if (0.0..=100.0).contains(&p) => Ok(p),
         Some(p) => Err(err(at, format!("a percentage is 0 to 100, not {p}"))),
@@ -118,7 +108,7 @@ fn percent(v: &Value<'_>, at: &str) -> Result<f64, GateError> {
     }
 }
 
-fn boolean(v: &Value<'_>, at: &str) -> Result<bool, GateError> {
+fn boolean(v: &Value<'_>, at: &str) -> Result<bool, Error> {
     match v {
         Value::Bool(b) => Ok(*b),
         _ => Err(err(
@@ -130,7 +120,7 @@ fn boolean(v: &Value<'_>, at: &str) -> Result<bool, GateError> {
 
 impl Gate {
     /// Checks and reads a gate file.
-    pub fn parse(bytes: &[u8]) -> Result<Gate, GateError> {
+    pub fn parse(bytes: &[u8]) -> Result<Gate, Error> {
         let v = ndarc_json::parse(bytes).map_err(|e| err("", format!("not JSON: {e}")))?;
         let Value::Object(o) = &v else {
             return Err(err(

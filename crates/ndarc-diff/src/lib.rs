@@ -142,6 +142,15 @@ pub enum Error {
         /// The second archive's product.
         after: String,
     },
+    /// A gate file (`--gate`) was refused: the member (a JSON pointer, `""`
+    /// for the whole file) and what is wrong with it.
+    #[error("{}{message}", if pointer.is_empty() { String::new() } else { format!("{pointer}: ") })]
+    Gate {
+        /// The member, as a JSON pointer (RFC 6901).
+        pointer: String,
+        /// What is wrong.
+        message: String,
+    },
     /// An ignore pattern is not usable.
     #[error(
         "--ignore-column {pattern:?}: expected TABLE.COLUMN (globs allowed, e.g. \"*.updated_at\")"
