@@ -162,7 +162,7 @@ pub(super) fn check_row<R: RowCells + ?Sized>(
         let key = match v {
             ValueRef::Null => continue,
             ValueRef::Text(b) if affinity != Affinity::Integer => String::from_utf8_lossy(b),
-            _ => return Err(refused(r, t, row, index, "is not text, so it is no object key (the bucket's objects are exactly the column's distinct non-null values)")?),
+            _ => return Err(refused(r, t, row, index, "is not text, so it is no object key (the bucket's objects are exactly the column's distinct non-null values)")),
         };
         match r
             .keys
@@ -171,7 +171,7 @@ pub(super) fn check_row<R: RowCells + ?Sized>(
             Ok(k) => r.seen[k] = true,
             Err(_) => {
                 let why = format!("references {key:?}, which is not an object of the bucket (add the file, or correct the row)");
-                return Err(refused(r, t, row, index, &why)?);
+                return Err(refused(r, t, row, index, &why));
             }
         }
     }
@@ -179,19 +179,14 @@ pub(super) fn check_row<R: RowCells + ?Sized>(
 }
 
 /// The `object_references` refusal of the row's cell under rule `r`: the
-/// value `why` (its place named first).
-fn refused<R: RowCells + ?Sized>(
-    r: &Rule,
-    t: &Table,
-    row: &R,
-    index: u64,
-    why: &str,
-) -> Result<Error, Error> {
-    let rowid = match row.cell(0)? {
-        ValueRef::Integer(i) => Some(i),
-        _ => None,
+/// value `why` (its place named first); or the error reading its rowid.
+fn refused<R: RowCells + ?Sized>(r: &Rule, t: &Table, row: &R, index: u64, why: &str) -> Error {
+    let rowid = match row.cell(0) {
+        Ok(ValueRef::Integer(i)) => Some(i),
+        Ok(_) => None,
+        Err(e) => return e,
     };
-    Ok(refuse(
+    refuse(
         "object_references",
         &t.name,
         Some(&r.column),
@@ -203,7 +198,7 @@ fn refused<R: RowCells + ?Sized>(
             r.column,
             place(rowid, index)
         ),
-    ))
+    )
 }
 
 /// Once every row was read: an object of a bucket that no row references
