@@ -283,8 +283,12 @@ fn open<'a>(side: Side, (name, src): (&str, Source<'a>)) -> Result<Opened<'a>, E
 
 /// Bytes of parts a reader may hold ahead of the merge: enough for both
 /// readers to stay busy while the merge waits on one side (a table only one
-/// side has, parts of other sizes), small enough to bound memory.
-const AHEAD_BYTES: usize = 24 << 20;
+/// side has, parts of other sizes), small enough to bound memory. When the
+/// merge is the slower (rows out of key order go through the hash join),
+/// both readers fill their budget: 24 MiB each was most of what such a
+/// diff held beyond a diff in key order; 8 MiB took no measurable time
+/// from the 1 GB pairs (narrow rows, 16 MiB blob parts; benches/README.md).
+const AHEAD_BYTES: usize = 8 << 20;
 
 /// [`diff`] with the names errors and output use for the inputs.
 pub fn diff_labeled(

@@ -150,11 +150,15 @@ impl PackStream {
     /// Starts packing `db` on a thread.
     pub fn spawn(db: &Path, header: &Header) -> PackStream {
         let (tx, rx) = sync_channel(IN_FLIGHT);
+        // Read chunks go back to the packer to be filled again: a fresh
+        // chunk each time was fresh pages zeroed by the kernel each time.
+        let (back_tx, back_rx) = sync_channel(IN_FLIGHT);
         let db = db.to_path_buf();
         let opts = pack_options(header);
         let handle = std::thread::spawn(move || {
             let mut w = ChanWriter {
                 tx,
+                back: back_rx,
                 buf: Vec::with_capacity(CHUNK),
             };
             pack(&db, &opts, &mut w)?;
@@ -164,6 +168,7 @@ impl PackStream {
         PackStream {
             reader: Some(ChanReader {
                 rx,
+                back: back_tx,
                 cur: Vec::new(),
                 pos: 0,
                 ended: Arc::clone(&ended),
@@ -212,6 +217,8 @@ fn pack_options(h: &Header) -> PackOptions {
 /// The writing end of the pipe.
 struct ChanWriter {
     tx: SyncSender<Vec<u8>>,
+    /// Chunks the reader has read, to be filled again.
+    back: Receiver<Vec<u8>>,
     buf: Vec<u8>,
 }
 
@@ -228,7 +235,14 @@ impl Write for ChanWriter {
         if self.buf.is_empty() {
             return Ok(());
         }
-        let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
+        let next = match self.back.try_recv() {
+            Ok(mut used) => {
+                used.clear();
+                used
+            }
+            Err(_) => Vec::with_capacity(CHUNK),
+        };
+        let chunk = std::mem::replace(&mut self.buf, next);
         self.tx
             .send(chunk)
             .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the reader stopped"))
@@ -238,6 +252,8 @@ impl Write for ChanWriter {
 /// The reading end of the pipe: the archive as `pack` writes it.
 pub struct ChanReader {
     rx: Receiver<Vec<u8>>,
+    /// Where read chunks go back to the writer (when it has room for them).
+    back: SyncSender<Vec<u8>>,
     cur: Vec<u8>,
     pos: usize,
     ended: Arc<AtomicBool>,
@@ -248,7 +264,10 @@ impl Read for ChanReader {
         while self.pos == self.cur.len() {
             match self.rx.recv() {
                 Ok(chunk) => {
-                    self.cur = chunk;
+                    let used = std::mem::replace(&mut self.cur, chunk);
+                    if used.capacity() > 0 {
+                        let _ = self.back.try_send(used);
+                    }
                     self.pos = 0;
                 }
                 Err(_) => {
@@ -261,5 +280,50 @@ impl Read for ChanReader {
         out[..n].copy_from_slice(&self.cur[self.pos..self.pos + n]);
         self.pos += n;
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the writer writes is what the reader reads, and a chunk read
+    /// goes back to the writer to be filled again (the same buffer).
+    #[test]
+    fn chunks_read_are_filled_again() {
+        let (tx, rx) = sync_channel(IN_FLIGHT);
+        let (back_tx, back_rx) = sync_channel(IN_FLIGHT);
+        let ended = Arc::new(AtomicBool::new(false));
+        let mut r = ChanReader {
+            rx,
+            back: back_tx,
+            cur: Vec::new(),
+            pos: 0,
+            ended: Arc::clone(&ended),
+        };
+        let mut w = ChanWriter {
+            tx,
+            back: back_rx,
+            buf: Vec::with_capacity(CHUNK),
+        };
+        let data: Vec<u8> = (0..CHUNK * 3 + 17).map(|i| (i % 251) as u8).collect();
+        let first = w.buf.as_ptr();
+        w.write_all(&data[..CHUNK]).unwrap();
+        w.write_all(&data[CHUNK..2 * CHUNK]).unwrap();
+        // Reading into the second chunk gives the first back.
+        let mut got = vec![0u8; CHUNK + 1];
+        r.read_exact(&mut got).unwrap();
+        let returned = w.back.try_recv().expect("the first chunk came back");
+        assert_eq!(returned.as_ptr(), first);
+        // Held until here, the buffer cannot be a fresh one at its address.
+        r.back.try_send(returned).unwrap();
+        assert_eq!(w.buf.len(), 0);
+        w.write_all(&data[2 * CHUNK..]).unwrap();
+        w.flush().unwrap();
+        assert_eq!(w.buf.as_ptr(), first, "the first chunk's buffer again");
+        drop(w);
+        r.read_to_end(&mut got).unwrap();
+        assert_eq!(got, data);
+        assert!(ended.load(Ordering::Acquire));
     }
 }
