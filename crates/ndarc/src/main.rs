@@ -39,6 +39,26 @@ fn purge_freed_memory_at_once() {
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS) };
 }
 
+/// No transparent huge pages for this process. mimalloc asks for them
+/// (`madvise(MADV_HUGEPAGE)`) on the memory it reserves, where a system
+/// gives them on request (`/sys/kernel/mm/transparent_hugepage/enabled`
+/// set to `madvise`, as on Debian and Ubuntu): every 2 MiB region then
+/// became resident whole at its first touch, and again after each purge,
+/// zeroed by the kernel. Without them, `diff -q` of two 191 MB archives
+/// held 48-57 MiB instead of 73-80 MiB, and of two 956 MB archives 74-79
+/// instead of 98-103 MiB, in the same time (benches/README.md, issue 26).
+/// mimalloc's own option (`allow_thp`) is read when it reserves its first
+/// arena, which is before `main`; the process flag stops huge pages for
+/// every later fault (and is inherited by child processes, so the fuzzers,
+/// which run the user's programs, leave it alone).
+fn no_transparent_huge_pages() {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        // Not fatal: a kernel without the flag keeps its huge pages.
+        let _ = rustix::thread::disable_transparent_huge_pages(true);
+    }
+}
+
 use std::io::Write;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -205,6 +225,11 @@ fn run_completions(args: Completions) -> CmdResult {
 
 /// Runs the chosen command.
 fn run(command: Command, ctx: &Context) -> CmdResult {
+    // The flag passes to child processes: the fuzzers' programs under test
+    // run as the user would run them.
+    if !matches!(command, Command::FuzzConsumer(_) | Command::FuzzProducer(_)) {
+        no_transparent_huge_pages();
+    }
     match command {
         Command::Canon(args) => cmd::canon::run(args, ctx),
         Command::Verify(args) => cmd::verify::run(args, ctx),
@@ -282,6 +307,16 @@ mod tests {
         // SAFETY: as above.
         let after = unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
         assert_eq!(after, PURGE_DELAY_MS);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn transparent_huge_pages_are_turned_off() {
+        no_transparent_huge_pages();
+        assert_eq!(
+            rustix::thread::transparent_huge_pages_are_disabled().ok(),
+            Some(true)
+        );
     }
 
     #[test]
