@@ -265,7 +265,9 @@ impl Read for ChanReader {
             match self.rx.recv() {
                 Ok(chunk) => {
                     let used = std::mem::replace(&mut self.cur, chunk);
-                    if used.capacity() > 0 {
+                    // A chunk grown for a long line (up to 16 MiB) is freed,
+                    // not kept: four of them would be 64 MiB held.
+                    if used.capacity() > 0 && used.capacity() <= 2 * CHUNK {
                         let _ = self.back.try_send(used);
                     }
                     self.pos = 0;
