@@ -272,7 +272,7 @@ fn pack_in(
 
     // Pass 1: every refusal, the counts and the number of parts.
     let tables = &cat.tables;
-    let (counts, mut part_count) = pipeline(conn, tables, &mut std::io::sink(), |rx, _, spare| {
+    let (counts, mut part_count) = pipeline(conn, tables, None, |rx, _, spare| {
         measure_rows(tables, part_bytes, rx, spare, &mut references)
     })?;
     refs::finish(&references, tables)?;
@@ -294,15 +294,18 @@ fn pack_in(
         part_count,
     );
     let content = ContentHasher::new(&content_header_digest(&m));
-    let archive = ArchiveWriter::begin(
+    let mut archive = ArchiveWriter::begin(
         &ndarc_json::to_canonical_vec(&Value::Object(m)),
         part_count,
         out,
     )
     .map_err(out_err)?;
     let part = PartWriter::new(part_bytes);
-    let (mut part, mut archive, content) =
-        write_rows(conn, &cat.tables, part_bytes, (part, archive, content), out)?;
+    let written = LineOut {
+        archive: &mut archive,
+        out: &mut *out,
+    };
+    let (mut part, content) = write_rows(conn, &cat.tables, part_bytes, (part, content), written)?;
     archive.finish_part(&mut part, out).map_err(out_err)?;
     let mut chunk = Vec::new();
     for b in objects.iter().chain(&payloads) {
@@ -335,8 +338,18 @@ fn pack_in(
     })
 }
 
-/// The part writer and the two hashes, handed from thread to thread.
-type Sealing = (PartWriter, ArchiveWriter, ContentHasher);
+/// The part writer and the `contentHash`, handed to the encoding thread
+/// and back.
+type Sealing = (PartWriter, ContentHasher);
+
+/// Where the writing thread puts the part lines the encoder hands over:
+/// sealed into the archive (their digests for the `archiveHash` taken
+/// there, beside SQLite's reads, rather than on the busier encoding
+/// thread) and written.
+struct LineOut<'a> {
+    archive: &'a mut ArchiveWriter,
+    out: &'a mut dyn Write,
+}
 
 /// A message to the encoding thread: rows of table `.0`, or the end of
 /// table `.0`.
@@ -368,16 +381,17 @@ fn write_rows(
     tables: &[catalogue::Table],
     part_bytes: usize,
     sealing: Sealing,
-    out: &mut dyn Write,
+    out: LineOut<'_>,
 ) -> Result<Sealing, Error> {
-    pipeline(conn, tables, out, |rx, lines, spare| {
+    pipeline(conn, tables, Some(out), |rx, lines, spare| {
         encode_rows(tables, part_bytes, sealing, rx, lines, spare)
     })
 }
 
 /// Reads every table's rows on this thread (the connection stays here)
 /// and hands them in batches to `work` on a second thread, which may send
-/// back finished part lines; this thread writes them to `out`, in order.
+/// back finished part lines; this thread seals and writes them to `out`,
+/// in order (pass 1 sends none, and has no `out`).
 /// The two threads overlap SQLite's reads and the writes with the encoding
 /// and hashing; the bytes are those one thread would write. When both
 /// fail, `work`'s error wins: it is about an earlier row than this
@@ -385,7 +399,7 @@ fn write_rows(
 fn pipeline<T, F>(
     conn: &Connection,
     tables: &[catalogue::Table],
-    out: &mut dyn Write,
+    mut out: Option<LineOut<'_>>,
     work: F,
 ) -> Result<T, Error>
 where
@@ -412,13 +426,13 @@ where
                 Error::Output(std::io::Error::other(format!("cannot start a thread: {e}")))
             })?;
         let lines = (&line_rx, &used_tx, spare_lines);
-        let mut read = read_rows(conn, tables, tx, lines, &spare_rx, out);
+        let mut read = read_rows(conn, tables, tx, lines, &spare_rx, &mut out);
         // The worker ends when the rows do (or on its error); the lines
         // it finished meanwhile are written first.
         if read.is_ok() {
             for line in line_rx.iter() {
-                if let Err(e) = out.write_all(&line) {
-                    read = Err(out_err(e));
+                if let Err(e) = write_line(&line, &mut out) {
+                    read = Err(e);
                     break;
                 }
             }
@@ -480,14 +494,26 @@ fn measure_rows(
     Ok((counts, part_count))
 }
 
+/// Seals and writes one part line handed over by the encoder.
+fn write_line(line: &[u8], out: &mut Option<LineOut<'_>>) -> Result<(), Error> {
+    match out {
+        Some(o) => o
+            .archive
+            .handed_part(line, o.out)
+            .map(drop)
+            .map_err(out_err),
+        None => Ok(()),
+    }
+}
+
 /// Writes the part lines the encoder has finished, handing their buffers
 /// back.
 fn write_lines(
     (lines, used, spare_lines): ReturnLines<'_>,
-    out: &mut dyn Write,
+    out: &mut Option<LineOut<'_>>,
 ) -> Result<(), Error> {
     while let Ok(line) = lines.try_recv() {
-        out.write_all(&line).map_err(out_err)?;
+        write_line(&line, out)?;
         // Keep a few buffers for the encoder's next lines; free the rest,
         // which would otherwise each keep the largest part they ever held.
         if spare_lines.load(Ordering::Relaxed) < MAX_SPARE_LINES {
@@ -506,7 +532,7 @@ fn read_rows(
     tx: SyncSender<ToEncoder>,
     lines: ReturnLines<'_>,
     spare: &Receiver<Batch>,
-    out: &mut dyn Write,
+    out: &mut Option<LineOut<'_>>,
 ) -> Result<(), Error> {
     let fresh = |width: usize| {
         let mut b = spare.try_recv().unwrap_or_default();
@@ -544,7 +570,7 @@ fn read_rows(
 fn encode_rows(
     tables: &[catalogue::Table],
     part_bytes: usize,
-    (mut part, mut archive, mut content): Sealing,
+    (mut part, mut content): Sealing,
     rx: &Receiver<ToEncoder>,
     (lines, used, spare_lines): SendLines<'_>,
     spare: &Sender<Batch>,
@@ -573,11 +599,10 @@ fn encode_rows(
                             }
                             Err(_) => Vec::new(),
                         };
-                        if archive.hand_over_part(&mut part, &mut line) && lines.send(line).is_err()
-                        {
+                        if part.hand_over(&mut line) && lines.send(line).is_err() {
                             // The writing thread stopped on its own error,
                             // which is the one reported.
-                            return Ok((part, archive, content));
+                            return Ok((part, content));
                         }
                         part.begin();
                     }
@@ -609,7 +634,7 @@ fn encode_rows(
     }
     messages.hash(&mut digests);
     content.add_row_digests(&digests);
-    Ok((part, archive, content))
+    Ok((part, content))
 }
 
 /// Row content messages waiting to be hashed, padded as SHA-256 messages:
