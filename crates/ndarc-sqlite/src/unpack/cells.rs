@@ -96,6 +96,17 @@ pub(super) fn bind_cell(
     if let Some(n) = short_integer(text) {
         return st.raw_bind_parameter(i, number(n as f64));
     }
+    // Any other number (a verified cell: valid JSON, whose number grammar
+    // Rust's float parser takes with the same rounding), without building a
+    // JSON value: reals were 3 % of restoring Chinook-like rows.
+    if let [b'-' | b'0'..=b'9', ..] = text {
+        if let Some(n) = std::str::from_utf8(text)
+            .ok()
+            .and_then(|t| t.parse::<f64>().ok())
+        {
+            return st.raw_bind_parameter(i, number(n));
+        }
+    }
     let v = ndarc_json::parse(text).unwrap_or(Value::Null);
     let out = match &v {
         Value::Null | Value::Bool(_) | Value::Array(_) => ToSqlOutput::Owned(SqlValue::Null),
@@ -128,4 +139,60 @@ fn short_integer(text: &[u8]) -> Option<i64> {
         .iter()
         .fold(0i64, |acc, &d| acc * 10 + i64::from(d - b'0'));
     Some(if neg { -v } else { v })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rusqlite::Connection;
+
+    /// What binding a cell's text stores, read back: the fast paths
+    /// (quoted text, `null`, short integers, other numbers) bind what the
+    /// value parsed as JSON binds.
+    #[test]
+    fn a_bound_cell_is_its_parsed_value() {
+        let conn = Connection::open_in_memory().unwrap();
+        let mut st = conn.prepare("SELECT ?1").unwrap();
+        let texts = [
+            "0",
+            "-0",
+            "7",
+            "-12",
+            "0.99",
+            "1.98",
+            "-0.5",
+            "12.5",
+            "1e+21",
+            "1e-7",
+            "5e-324",
+            "1.7976931348623157e+308",
+            "123456789012345",
+            "1234567890123456",
+            "9007199254740991",
+            "9007199254740993",
+            "18446744073709551616",
+            "-2.5e+300",
+            "null",
+            "true",
+            "\"x\"",
+            "\"a\\\"b\"",
+            "{\"blob\":\"AAE=\"}",
+        ];
+        let affinities = [
+            Affinity::Integer,
+            Affinity::Number,
+            Affinity::Text,
+            Affinity::Blob,
+        ];
+        let mut buf = Vec::new();
+        for text in texts {
+            for aff in affinities {
+                bind_cell(&mut st, 1, text.as_bytes(), aff, &mut buf).unwrap();
+                let got: SqlValue = st.raw_query().next().unwrap().unwrap().get(0).unwrap();
+                let parsed = ndarc_json::parse(text.as_bytes()).unwrap();
+                let want = cell(&parsed, aff, &mut buf);
+                assert_eq!(got, want, "{text} under {aff:?}");
+            }
+        }
+    }
 }
