@@ -11,6 +11,9 @@ use std::path::Path;
 pub enum Source<'a> {
     /// A file, read through bounded buffers.
     Path(&'a Path),
+    /// A file already open (a database packed to a temporary file), read
+    /// as [`Source::Path`] is.
+    File(File),
     /// An archive in memory.
     Bytes(&'a [u8]),
     /// A stream (standard input, a pipe): copied to an unnamed temporary
@@ -22,6 +25,7 @@ impl std::fmt::Debug for Source<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Source::Path(p) => f.debug_tuple("Path").field(p).finish(),
+            Source::File(_) => f.write_str("File(..)"),
             Source::Bytes(b) => write!(f, "Bytes({} bytes)", b.len()),
             Source::Reader(_) => f.write_str("Reader(..)"),
         }
@@ -34,27 +38,31 @@ pub(crate) use ndarc_verify::lines::{Input, LineSource};
 /// line source that copies it there as it reads.
 pub(crate) fn open(source: Source<'_>) -> io::Result<(Input<'_>, Option<LineSource<'_>>)> {
     match source {
-        Source::Path(p) => {
-            let f = File::open(p)?;
-            let meta = f.metadata()?;
-            if meta.is_dir() {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "is a directory, not an archive",
-                ));
-            }
-            if !meta.is_file() {
-                // A pipe or a device (`diff <(curl …) today.ndjson`): read
-                // once, as standard input is, through a spooled copy.
-                let (lines, again) = LineSource::stream(f)?;
-                return Ok((again, Some(lines)));
-            }
-            Ok((Input::File(f), None))
-        }
+        Source::Path(p) => file(File::open(p)?),
+        Source::File(f) => file(f),
         Source::Bytes(b) => Ok((Input::Slice(b), None)),
         Source::Reader(r) => {
             let (lines, again) = LineSource::stream(r)?;
             Ok((again, Some(lines)))
         }
     }
+}
+
+/// An open file: read by offset when it is a regular file, else (a pipe,
+/// a device) through a spooled copy.
+fn file<'a>(f: File) -> io::Result<(Input<'a>, Option<LineSource<'a>>)> {
+    let meta = f.metadata()?;
+    if meta.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "is a directory, not an archive",
+        ));
+    }
+    if !meta.is_file() {
+        // A pipe or a device (`diff <(curl …) today.ndjson`): read
+        // once, as standard input is, through a spooled copy.
+        let (lines, again) = LineSource::stream(f)?;
+        return Ok((again, Some(lines)));
+    }
+    Ok((Input::File(f), None))
 }

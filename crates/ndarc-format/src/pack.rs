@@ -299,6 +299,36 @@ impl ArchiveWriter {
         Ok(line.len() as u64)
     }
 
+    /// Writes part lines spooled before the manifest could be written
+    /// (their number is in it), by copying `bytes` bytes of `spool` whole,
+    /// with the digest of each line (without its LF) taken as it was
+    /// spooled, in order: for a writer that makes the parts in one pass
+    /// and learns `partCount` at the end (`ndarc_sqlite::pack_to_temp`).
+    /// Fails (`UnexpectedEof`) when `spool` holds fewer bytes. The caller
+    /// vouches that the digests are those of the lines copied; the copy is
+    /// the kernel's where both ends are files.
+    pub fn copy_spooled<R: io::Read, W: Write>(
+        &mut self,
+        spool: R,
+        digests: &[crate::hash::Digest32],
+        bytes: u64,
+        out: &mut W,
+    ) -> io::Result<u64> {
+        let copied = io::copy(&mut spool.take(bytes), out)?;
+        if copied != bytes {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("the spool holds {copied} bytes of the {bytes} spooled"),
+            ));
+        }
+        for d in digests {
+            self.archive.add_line_digest(d);
+        }
+        self.parts += digests.len() as u64;
+        self.bytes += bytes;
+        Ok(bytes)
+    }
+
     /// Writes one whole part line (canonical, without its LF), as made
     /// elsewhere by a [`PartWriter`] (`repart` copies its spooled parts).
     pub fn part_line<W: Write + ?Sized>(&mut self, line: &[u8], out: &mut W) -> io::Result<u64> {
@@ -520,6 +550,49 @@ mod tests {
         }
         w.close("c", &mut copied).unwrap();
         assert_eq!(out, copied);
+    }
+
+    /// Parts spooled with their digests and copied after the manifest
+    /// make the archive a writer that writes them directly makes; a spool
+    /// short of its bytes is refused.
+    #[test]
+    fn spooled_parts_copied_make_the_same_archive() {
+        let manifest = br#"{"kind":"manifest","partCount":2}"#;
+        let mut part = PartWriter::new(crate::MAX_PART_LINE);
+        let (mut spool, mut digests) = (Vec::new(), Vec::new());
+        let mut line = Vec::new();
+        for x in [1, 2] {
+            part.begin();
+            part.push_item(format!(r#"{{"x":{x}}}"#).as_bytes());
+            assert!(part.hand_over(&mut line));
+            digests.push(crate::hash::sha256(&line[..line.len() - 1]));
+            spool.extend_from_slice(&line);
+        }
+        let mut out = Vec::new();
+        let mut w = ArchiveWriter::begin(manifest, 2, &mut out).unwrap();
+        let n = spool.len() as u64;
+        assert_eq!(
+            w.copy_spooled(&spool[..], &digests, n, &mut out).unwrap(),
+            n
+        );
+        w.close("c", &mut out).unwrap();
+
+        let mut direct = Vec::new();
+        let mut w = ArchiveWriter::begin(manifest, 2, &mut direct).unwrap();
+        let mut part = PartWriter::new(crate::MAX_PART_LINE);
+        for x in [1, 2] {
+            part.begin();
+            part.push_item(format!(r#"{{"x":{x}}}"#).as_bytes());
+            w.finish_part(&mut part, &mut direct).unwrap();
+        }
+        w.close("c", &mut direct).unwrap();
+        assert_eq!(out, direct);
+
+        let mut w = ArchiveWriter::begin(manifest, 2, &mut Vec::new()).unwrap();
+        let e = w
+            .copy_spooled(&spool[..], &digests, n + 1, &mut Vec::new())
+            .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
     }
 
     #[test]

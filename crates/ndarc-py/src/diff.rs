@@ -40,7 +40,7 @@ fn diff_source<'a>(
     name: &str,
     fallback: &Header,
     packing: &mut Vec<(String, PackStream)>,
-) -> ndarc_diff::Source<'a> {
+) -> Opened<'a> {
     match s {
         Side::Path(p) if ndarc_sqlite::stream::is_database(p) => {
             let header = match other {
@@ -52,12 +52,34 @@ fn diff_source<'a>(
             let r = ps.reader();
             packing.push((name.to_string(), ps));
             match r {
-                Some(r) => ndarc_diff::Source::Reader(Box::new(r)),
-                None => ndarc_diff::Source::Path(p),
+                Some(r) => Opened::Packing(r),
+                None => Opened::Source(ndarc_diff::Source::Path(p)),
             }
         }
-        Side::Path(p) => ndarc_diff::Source::Path(p),
-        Side::Bytes(bytes) => ndarc_diff::Source::Bytes(bytes),
+        Side::Path(p) => Opened::Source(ndarc_diff::Source::Path(p)),
+        Side::Bytes(bytes) => Opened::Source(ndarc_diff::Source::Bytes(bytes)),
+    }
+}
+
+/// A side opened: a source now, or a database being packed (both sides
+/// are opened before either pack is waited for, so that two databases
+/// are packed side by side).
+enum Opened<'a> {
+    Source(ndarc_diff::Source<'a>),
+    Packing(ndarc_sqlite::stream::PackedReader),
+}
+
+impl<'a> Opened<'a> {
+    /// The source, once a database's pack is done (no archive when it
+    /// could not be packed, which its packer's `finish` then says).
+    fn source(self) -> ndarc_diff::Source<'a> {
+        match self {
+            Opened::Source(s) => s,
+            Opened::Packing(r) => match r.into_file() {
+                Some(f) => ndarc_diff::Source::File(f),
+                None => ndarc_diff::Source::Bytes(&[]),
+            },
+        }
     }
 }
 
@@ -114,6 +136,7 @@ pub(crate) fn diff<'py>(
         let mut packing: Vec<(String, PackStream)> = Vec::new();
         let sa = diff_source(&a, &b, &na, &fallback, &mut packing);
         let sb = diff_source(&b, &a, &nb, &fallback, &mut packing);
+        let (sa, sb) = (sa.source(), sb.source());
         let result = ndarc_diff::diff_labeled((&na, sa), (&nb, sb), &opts);
         for (n, p) in packing {
             if let Err(why) = p.finish() {

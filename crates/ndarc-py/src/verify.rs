@@ -59,12 +59,16 @@ pub(crate) fn verify(
             let io = |e: ndarc_verify::Error| Fail::Error(e.to_string());
             if ndarc_sqlite::stream::is_database(&path) {
                 let mut packing = PackStream::spawn(&path, &Header::for_database(&path));
-                let r = match packing.reader() {
-                    Some(reader) => ndarc_verify::verify_reader(reader, &opts).map_err(io),
-                    None => Err(Fail::Error("the packer gave no archive".into())),
-                };
+                let file = packing
+                    .reader()
+                    .and_then(ndarc_sqlite::stream::PackedReader::into_file);
                 packing.finish().map_err(|e| refused(&path, e))?;
-                r
+                match file {
+                    Some(f) => {
+                        ndarc_verify::verify_file(f, &path.display().to_string(), &opts).map_err(io)
+                    }
+                    None => Err(Fail::Error("the packer gave no archive".into())),
+                }
             } else {
                 ndarc_verify::verify_path(&path, &opts).map_err(io)
             }

@@ -39,7 +39,9 @@ use std::time::Duration;
 
 pub use ndarc_format::part::RowSpans;
 pub use ndarc_format::{Code, Finding, Manifest, Severity};
-pub use pipeline::{read_bytes, read_path, read_stream, verify_bytes, verify_path, verify_reader};
+pub use pipeline::{
+    read_bytes, read_path, read_stream, verify_bytes, verify_file, verify_path, verify_reader,
+};
 pub use push::{PushOutcome, PushVerifier};
 pub use read::{Accepted, ReadError, Reader};
 pub use receipt::Receipt;

@@ -65,6 +65,13 @@ pub fn verify_path(path: &Path, options: &Options) -> Result<Report, Error> {
     file(path, options, &mut ())
 }
 
+/// Verifies an archive already open as a file (a database packed to a
+/// temporary file), read as [`verify_path`] reads one; `name` names it in
+/// errors.
+pub fn verify_file(file: File, name: &str, options: &Options) -> Result<Report, Error> {
+    open_file(file, name.to_string(), options, &mut ())
+}
+
 /// Verifies an archive read from a stream (stdin, a pipe), with bounded
 /// memory. The stream is copied to an unnamed temporary file as it is read,
 /// so that a table whose rows are out of key order can be re-read to find
@@ -122,11 +129,23 @@ fn bytes(data: &[u8], options: &Options, tap: &mut dyn Taps) -> Result<Report, E
 
 fn file(path: &Path, options: &Options, tap: &mut dyn Taps) -> Result<Report, Error> {
     let name = path.display().to_string();
+    let file = File::open(path).map_err(|source| Error::Io {
+        path: name.clone(),
+        source,
+    })?;
+    open_file(file, name, options, tap)
+}
+
+fn open_file(
+    file: File,
+    name: String,
+    options: &Options,
+    tap: &mut dyn Taps,
+) -> Result<Report, Error> {
     let io = |source| Error::Io {
         path: name.clone(),
         source,
     };
-    let file = File::open(path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
         return Err(Error::NotAFile(name));

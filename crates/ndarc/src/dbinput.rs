@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-pub use ndarc_sqlite::stream::{pack_to_vec, ChanReader, Header, PackStream};
+pub use ndarc_sqlite::stream::{pack_to_vec, Header, PackStream, PackedReader};
 
 use crate::io::is_stdio;
 

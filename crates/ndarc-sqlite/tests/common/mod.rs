@@ -25,11 +25,42 @@ pub fn opts() -> PackOptions {
     }
 }
 
-/// Packs `db`, returning the archive bytes.
+/// Packs `db`, returning the archive bytes. Every pack of the tests also
+/// checks that the one pass of `pack_to_temp` (a database read where an
+/// archive is) makes the same archive, byte for byte, or the same refusal.
 pub fn pack_vec(db: &Path, opts: &PackOptions) -> Result<(Vec<u8>, PackSummary), Error> {
     let mut out = Vec::new();
-    let s = pack(db, opts, &mut out)?;
-    Ok((out, s))
+    let two = pack(db, opts, &mut out);
+    let mut same = opts.clone();
+    if same.exported_at.is_none() {
+        // The `exportedAt` the two passes took ("now").
+        same.exported_at = out
+            .split(|&b| b == b'\n')
+            .next()
+            .and_then(|m| ndarc_json::parse(m).ok())
+            .and_then(|m| {
+                m.get("exportedAt")
+                    .and_then(|v| v.as_str())
+                    .map(str::to_string)
+            });
+    }
+    let one = ndarc_sqlite::pack_to_temp(db, &same, &std::sync::atomic::AtomicBool::new(false));
+    match (&two, one) {
+        (Ok(s), Ok((mut f, s1))) => {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut f, &mut bytes).expect("read the temporary file");
+            assert!(
+                bytes == out,
+                "one pass:\n{}\ntwo passes:\n{}",
+                String::from_utf8_lossy(&bytes),
+                String::from_utf8_lossy(&out)
+            );
+            assert_eq!(&s1, s);
+        }
+        (Err(e), Err(e1)) => assert_eq!(e1.to_string(), e.to_string()),
+        (two, one) => panic!("two passes: {two:?}\none pass: {:?}", one.map(|(_, s)| s)),
+    }
+    two.map(|s| (out, s))
 }
 
 /// Verifies `bytes`, panicking with the findings when invalid.
@@ -53,6 +84,12 @@ pub fn refusal(sql: &str, opts: &PackOptions) -> (&'static str, String, bool) {
         Ok(_) => panic!("packed, expected a refusal"),
         Err(e) => {
             assert!(out.is_empty(), "wrote {} bytes before refusing", out.len());
+            // The one pass refuses it alike.
+            let stop = std::sync::atomic::AtomicBool::new(false);
+            match ndarc_sqlite::pack_to_temp(&p, opts, &stop) {
+                Ok((_, s)) => panic!("one pass packed {s:?}, two passes refused: {e}"),
+                Err(e1) => assert_eq!(e1.to_string(), e.to_string()),
+            }
             (e.code(), e.to_string(), e.is_refusal())
         }
     }

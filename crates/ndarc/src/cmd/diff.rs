@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use ndarc_diff::render::{self, RenderOptions};
 use ndarc_diff::{Error, Source};
 
-use crate::dbinput::{self, Header, PackStream};
+use crate::dbinput::{self, Header, PackStream, PackedReader};
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::{verify_options, AcceptFormat, DatabaseTables, Limits, MaxErrors, Quiet};
 use crate::io::{is_stdio, refuse_input, AtomicFile, FileMode, OutputArgs};
@@ -300,20 +300,43 @@ fn name(path: &Path) -> String {
     }
 }
 
+/// An input opened: a source now, or a database being packed.
+enum Opened<'a> {
+    Source(Source<'a>),
+    Packing(PackedReader),
+}
+
+impl<'a> Opened<'a> {
+    /// The source, once a database's pack is done (its temporary file,
+    /// read by offset; no archive when it could not be packed, which its
+    /// packer's `finish` then says).
+    fn source(self) -> Source<'a> {
+        match self {
+            Opened::Source(s) => s,
+            Opened::Packing(r) => match r.into_file() {
+                Some(f) => Source::File(f),
+                None => Source::Bytes(&[]),
+            },
+        }
+    }
+}
+
 /// The input at `path`; a database is packed on the fly (its packer kept
 /// in `packing`), under the header of the archive at `other` when that is
 /// one (its product, configuration and recorded exclusions), else under
 /// `fallback` (the same for both sides, so that two databases compare by
-/// content), with the user's `tables` flags on top.
+/// content), with the user's `tables` flags on top. Both inputs are opened
+/// before either pack is waited for, so that two databases are packed
+/// side by side.
 fn open<'a>(
     path: &'a Path,
     other: &Path,
     fallback: &Header,
     tables: &TablesFlags,
     packing: &mut Vec<(String, PackStream)>,
-) -> Source<'a> {
+) -> Opened<'a> {
     if !dbinput::is_database(path) {
-        return source(path);
+        return Opened::Source(source(path));
     }
     let mut header = dbinput::header_of_archive(other).unwrap_or_else(|| fallback.clone());
     header.exclude_tables.extend(tables.0.iter().cloned());
@@ -323,8 +346,8 @@ fn open<'a>(
     let reader = p.reader();
     packing.push((name(path), p));
     match reader {
-        Some(r) => Source::Reader(Box::new(r)),
-        None => source(path),
+        Some(r) => Opened::Packing(r),
+        None => Opened::Source(source(path)),
     }
 }
 
@@ -502,6 +525,7 @@ fn diff(
     let fallback = Header::for_database(&args.before);
     let sa = open(&args.before, &args.after, &fallback, tables, &mut packing);
     let sb = open(&args.after, &args.before, &fallback, tables, &mut packing);
+    let (sa, sb) = (sa.source(), sb.source());
     // The patch takes AFTER's rows while the diff reads it (once), and is
     // written only once the diff is over, AFTER verified.
     let mut patch = match make_patch {

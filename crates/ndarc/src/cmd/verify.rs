@@ -12,7 +12,7 @@ use ndarc_diff::render::github_escape;
 use ndarc_format::{Policy, PolicyError};
 use ndarc_verify::{Report, Severity};
 
-use crate::dbinput::{Header, PackStream};
+use crate::dbinput::{Header, PackStream, PackedReader};
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::{verify_options, AcceptFormat, Jobs, Limits, MaxErrors, Quiet};
 use crate::io::{is_stdio, refuse_input, AtomicFile};
@@ -352,9 +352,11 @@ impl Run<'_> {
         let result = if is_stdio(path) {
             ndarc_verify::verify_reader(std::io::stdin(), &opts)
         } else if crate::dbinput::is_database(path) {
-            // A database: packed on the fly and verified as a stream.
+            // A database: packed on the fly to a temporary file, verified
+            // as a file is.
+            let started = std::time::Instant::now();
             let mut packing = PackStream::spawn(path, &Header::for_database(path));
-            let r = ndarc_verify::verify_reader(packing.reader()?, &opts);
+            let file = packing.reader().and_then(PackedReader::into_file);
             if let Err(why) = packing.finish().map_err(|e| e.to_string()) {
                 if self.show_progress {
                     eprint!("\r\x1b[2K");
@@ -370,7 +372,17 @@ impl Run<'_> {
                 }
                 return None;
             }
-            r
+            match file {
+                // The time reported is the packing's and the verifying's.
+                Some(f) => ndarc_verify::verify_file(f, name, &opts).map(|mut r| {
+                    r.elapsed = started.elapsed();
+                    r
+                }),
+                None => Err(ndarc_verify::Error::Io {
+                    path: name.to_string(),
+                    source: std::io::Error::other("the packer gave no archive"),
+                }),
+            }
         } else {
             ndarc_verify::verify_path(path, &opts)
         };
