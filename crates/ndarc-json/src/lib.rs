@@ -44,6 +44,7 @@ pub use parse::{parse, parse_with, validate_with, ParseOptions, Parsed, MAX_DEPT
 pub use scan::{RawNumber, RawStr, Scalar, Scanner};
 pub use ser::{
     to_canonical_string, to_canonical_vec, write_canonical, write_canonical_object, write_string,
+    write_string_bytes,
 };
 pub use value::{cmp_utf16, safe_integer, Object, OwnedValue, Value, MAX_SAFE_INTEGER};
 

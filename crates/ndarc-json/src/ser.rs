@@ -90,8 +90,16 @@ pub(crate) static NEEDS_ESCAPE: [bool; 256] = {
 /// `\u00xx` in lowercase hex, everything else (U+007F, U+2028, U+2029
 /// included) raw.
 pub fn write_string(s: &str, out: &mut Vec<u8>) {
+    write_string_bytes(s.as_bytes(), out);
+}
+
+/// [`write_string`] of bytes not yet known to be UTF-8, for a writer that
+/// checks a whole record once rather than each string (`pack`'s rows):
+/// every escape replaces an ASCII byte with ASCII bytes and every other
+/// byte is copied, so the output between its quotes is UTF-8 exactly when
+/// `bytes` is, and a check of the output is a check of the input.
+pub fn write_string_bytes(bytes: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
-    let bytes = s.as_bytes();
     let mut run = 0;
     for (i, &b) in bytes.iter().enumerate() {
         if !NEEDS_ESCAPE[b as usize] {

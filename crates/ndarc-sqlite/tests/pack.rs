@@ -311,3 +311,40 @@ fn pack_never_writes_the_database() {
     assert_valid(&bytes);
     assert_eq!(std::fs::read(&p).unwrap(), before);
 }
+
+/// Text that is not UTF-8 is archived as the producer reads it: each bad
+/// sequence becomes U+FFFD, beside good cells of the same row (short and
+/// long, ASCII and not), and the archive is valid.
+#[test]
+fn text_that_is_not_utf8_is_read_as_the_producer_reads_it() {
+    let long = "é".repeat(40);
+    let (_d, p) = db(&format!(
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, a TEXT, b TEXT, c TEXT);
+         INSERT INTO t VALUES
+           (1, 'plain', 'ünïcode', '{long}'),
+           (2, CAST(x'ff' AS TEXT), 'ünïcode', 'x' || CAST(x'e282' AS TEXT) || 'y'),
+           (3, '{long}' || CAST(x'c3' AS TEXT), CAST(x'80' AS TEXT) || '{long}', 'ok');"
+    ));
+    let (bytes, _) = pack_vec(&p, &opts()).unwrap();
+    assert_valid(&bytes);
+    let text = String::from_utf8(bytes).expect("the archive is UTF-8");
+    let part = ndarc_json::parse(text.lines().nth(1).unwrap().as_bytes()).unwrap();
+    let items = part.get("items").and_then(|v| v.as_array()).unwrap();
+    let cell = |i: usize, c: &str| {
+        items[i]
+            .get("row")
+            .and_then(|r| r.get(c))
+            .and_then(|v| v.as_str())
+            .unwrap()
+            .to_string()
+    };
+    let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    assert_eq!(cell(0, "a"), "plain");
+    assert_eq!(cell(0, "c"), long);
+    assert_eq!(cell(1, "a"), "\u{FFFD}");
+    assert_eq!(cell(1, "b"), "ünïcode");
+    assert_eq!(cell(1, "c"), lossy(b"x\xe2\x82y"));
+    assert_eq!(cell(2, "a"), format!("{long}\u{FFFD}"));
+    assert_eq!(cell(2, "b"), format!("\u{FFFD}{long}"));
+    assert_eq!(cell(2, "c"), "ok");
+}
