@@ -230,7 +230,8 @@ pub fn pack(db: &Path, opts: &PackOptions, out: &mut dyn Write) -> Result<PackSu
 /// encoded; the part lines are spooled, with their digests, to a first
 /// temporary file, and copied after the manifest once `partCount` is known.
 /// The same archive as [`pack()`] writes, byte for byte, and the same
-/// refusals; the temporary files take the archive's size twice, briefly.
+/// refusals. The spool is freed as it is copied (on Linux, holes punched
+/// in it), so the temporary files take about the archive's size.
 /// When `stop` is set (the reader went away), the pass stops with
 /// [`Error::Handoff`].
 pub fn pack_to_temp(
@@ -477,9 +478,22 @@ fn pack_once(
         &mut out,
     )
     .map_err(out_err)?;
-    archive
-        .copy_spooled(&spooled, &digests, bytes, &mut out)
-        .map_err(out_err)?;
+    // Copied a slice at a time, each slice freed from the spool once
+    // copied: the temporary files take about the archive's size, not
+    // twice it. The digests go with the first slice.
+    let mut copied = 0u64;
+    let mut first = true;
+    while copied < bytes || first {
+        let n = SPOOL_SLICE.min(bytes - copied);
+        let d: &[ndarc_format::hash::Digest32] = if first { &digests } else { &[] };
+        archive
+            .copy_spooled(&spooled, d, n, &mut out)
+            .map_err(out_err)?;
+        out.flush().map_err(out_err)?;
+        free_spooled(&spooled, copied, n);
+        copied += n;
+        first = false;
+    }
     drop(spooled);
     let mut chunk = Vec::new();
     for b in objects.iter().chain(&payloads) {
@@ -514,6 +528,31 @@ fn pack_once(
         payloads: payloads.len(),
     };
     Ok((file, summary))
+}
+
+/// The slices in which [`pack_once`] copies its spool (in the unit tests,
+/// small, so that a small database takes several).
+#[cfg(not(test))]
+const SPOOL_SLICE: u64 = 64 << 20;
+#[cfg(test)]
+const SPOOL_SLICE: u64 = 4096 + 7;
+
+/// Frees `len` bytes of `spool` at `offset`, already copied, where the
+/// file system can (Linux: a hole punched; elsewhere, or where holes are
+/// not supported, the spool is freed whole when it is dropped).
+fn free_spooled(spool: &std::fs::File, offset: u64, len: u64) {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{fallocate, FallocateFlags};
+        let _ = fallocate(
+            spool,
+            FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE,
+            offset,
+            len,
+        );
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (spool, offset, len);
 }
 
 /// The part writer and the `contentHash`, handed to the encoding thread
