@@ -341,6 +341,11 @@ impl ArchiveWriter {
         self.parts
     }
 
+    /// The manifest's `partCount`: the part lines the archive must hold.
+    pub fn planned(&self) -> u64 {
+        self.planned
+    }
+
     /// Writes the closing line with `content_hash` and the archive hash,
     /// and flushes `out`. Fails (`InvalidData`, nothing written) when the
     /// part lines written are not the manifest's `partCount`.
@@ -540,16 +545,22 @@ mod tests {
         w.close("c", &mut out).unwrap();
 
         // The same parts written whole: the same archive.
-        let mut copied = Vec::new();
-        let mut w = ArchiveWriter::begin(manifest, 2, &mut copied).unwrap();
+        assert_eq!(out, written_whole(manifest));
+    }
+
+    /// The archive of `manifest` and the parts `{"x":1}`, `{"x":2}`, each
+    /// written whole ([`ArchiveWriter::finish_part`]), closed with "c".
+    fn written_whole(manifest: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut w = ArchiveWriter::begin(manifest, 2, &mut out).unwrap();
         let mut part = PartWriter::new(crate::MAX_PART_LINE);
         for x in [1, 2] {
             part.begin();
             part.push_item(format!(r#"{{"x":{x}}}"#).as_bytes());
-            w.finish_part(&mut part, &mut copied).unwrap();
+            w.finish_part(&mut part, &mut out).unwrap();
         }
-        w.close("c", &mut copied).unwrap();
-        assert_eq!(out, copied);
+        w.close("c", &mut out).unwrap();
+        out
     }
 
     /// Parts spooled with their digests and copied after the manifest
@@ -577,16 +588,7 @@ mod tests {
         );
         w.close("c", &mut out).unwrap();
 
-        let mut direct = Vec::new();
-        let mut w = ArchiveWriter::begin(manifest, 2, &mut direct).unwrap();
-        let mut part = PartWriter::new(crate::MAX_PART_LINE);
-        for x in [1, 2] {
-            part.begin();
-            part.push_item(format!(r#"{{"x":{x}}}"#).as_bytes());
-            w.finish_part(&mut part, &mut direct).unwrap();
-        }
-        w.close("c", &mut direct).unwrap();
-        assert_eq!(out, direct);
+        assert_eq!(out, written_whole(manifest));
 
         let mut w = ArchiveWriter::begin(manifest, 2, &mut Vec::new()).unwrap();
         let e = w

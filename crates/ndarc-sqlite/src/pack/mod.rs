@@ -44,7 +44,7 @@ use crate::Error;
 use batch::Batch;
 use catalogue::catalogue;
 use manifest::{check_options, manifest};
-use objects::{binaries, cap, unreadable, write_binary};
+use objects::{binaries, cap, unreadable, write_binary, Binary};
 use refuse::out_err;
 use rows::{admit, duplicate_key, encode_row};
 
@@ -300,12 +300,7 @@ fn pack_in(
     opts: &PackOptions,
     out: &mut dyn Write,
 ) -> Result<PackSummary, Error> {
-    let mut cat = catalogue(conn, opts)?;
-    let mut references = refs::resolve(&cat, opts)?;
-    let (objects, payloads) = binaries(opts)?;
-    for r in &mut references {
-        r.keys(&objects);
-    }
+    let (mut cat, mut references, objects, payloads) = prepare(conn, opts)?;
     let part_bytes = opts.part_bytes;
 
     // Pass 1: every refusal, the counts and the number of parts.
@@ -317,9 +312,7 @@ fn pack_in(
     for (t, n) in cat.tables.iter_mut().zip(counts) {
         t.count = n;
     }
-    for b in objects.iter().chain(&payloads) {
-        part_count += ndarc_format::pack::chunk_count(b.size, cap(b, part_bytes));
-    }
+    part_count += binary_parts(&objects, &payloads, part_bytes);
 
     // Pass 2: write.
     let m = manifest(
@@ -352,13 +345,57 @@ fn pack_in(
         None,
     )?;
     archive.finish_part(&mut part, out).map_err(out_err)?;
+    let bins = (&objects[..], &payloads[..]);
+    seal(&cat, bins, part_bytes, (part, archive, content), out)
+}
+
+/// What both packs read before the rows: the catalogue, the reference
+/// rules with their buckets' keys, the objects and the payloads.
+type Prepared = (
+    catalogue::Catalogue,
+    Vec<refs::Rule>,
+    Vec<Binary>,
+    Vec<Binary>,
+);
+
+/// The parts the objects and payloads take.
+fn binary_parts(objects: &[Binary], payloads: &[Binary], part_bytes: usize) -> u64 {
+    objects
+        .iter()
+        .chain(payloads)
+        .map(|b| ndarc_format::pack::chunk_count(b.size, cap(b, part_bytes)))
+        .sum()
+}
+
+/// Reads what both packs need before the rows ([`Prepared`]).
+fn prepare(conn: &Connection, opts: &PackOptions) -> Result<Prepared, Error> {
+    let cat = catalogue(conn, opts)?;
+    let mut references = refs::resolve(&cat, opts)?;
+    let (objects, payloads) = binaries(opts)?;
+    for r in &mut references {
+        r.keys(&objects);
+    }
+    Ok((cat, references, objects, payloads))
+}
+
+/// The end of both packs, once the row parts are written: the objects'
+/// and payloads' parts, the part count checked against the manifest's,
+/// the closing line.
+fn seal(
+    cat: &catalogue::Catalogue,
+    (objects, payloads): (&[Binary], &[Binary]),
+    part_bytes: usize,
+    (mut part, mut archive, content): (PartWriter, ArchiveWriter, ContentHasher),
+    out: &mut dyn Write,
+) -> Result<PackSummary, Error> {
+    let part_count = archive.planned();
     let mut chunk = Vec::new();
-    for b in objects.iter().chain(&payloads) {
+    for b in objects.iter().chain(payloads) {
         write_binary(b, part_bytes, &mut part, &mut archive, out, &mut chunk)?;
     }
     if archive.parts() != part_count {
-        // The database changed between the passes in a way the row
-        // counts did not show.
+        // In two passes: the database changed between them in a way the
+        // row counts did not show.
         return Err(Error::Unreadable {
             code: "database_unreadable",
             message: format!("planned {part_count} parts but wrote {}", archive.parts()),
@@ -399,12 +436,7 @@ fn pack_once(
             Error::Output(std::io::Error::new(e.kind(), format!("{what}: {e}")))
         }
     };
-    let mut cat = catalogue(conn, opts)?;
-    let mut references = refs::resolve(&cat, opts)?;
-    let (objects, payloads) = binaries(opts)?;
-    for r in &mut references {
-        r.keys(&objects);
-    }
+    let (mut cat, mut references, objects, payloads) = prepare(conn, opts)?;
     let part_bytes = opts.part_bytes;
     // The counts, as the manifest (and so the `contentHash`'s first term)
     // needs them before the rows; the pass checks each against the rows
@@ -446,9 +478,7 @@ fn pack_once(
     drop(last);
     refs::finish(&references, &cat.tables)?;
     let mut part_count = spool.digests.len() as u64;
-    for b in objects.iter().chain(&payloads) {
-        part_count += ndarc_format::pack::chunk_count(b.size, cap(b, part_bytes));
-    }
+    part_count += binary_parts(&objects, &payloads, part_bytes);
     let m = manifest(
         product,
         exported_at,
@@ -495,38 +525,18 @@ fn pack_once(
         first = false;
     }
     drop(spooled);
-    let mut chunk = Vec::new();
-    for b in objects.iter().chain(&payloads) {
-        write_binary(b, part_bytes, &mut part, &mut archive, &mut out, &mut chunk)?;
-    }
-    if archive.parts() != part_count {
-        return Err(Error::Unreadable {
-            code: "database_unreadable",
-            message: format!("planned {part_count} parts but wrote {}", archive.parts()),
-        });
-    }
-    let content_hash = content.finish();
-    let sealed = archive.close(&content_hash, &mut out).map_err(out_err)?;
+    let summary = seal(
+        &cat,
+        (&objects, &payloads),
+        part_bytes,
+        (part, archive, content),
+        &mut out,
+    )?;
     let mut file = out
         .into_inner()
         .map_err(|e| temp("cannot write a temporary file")(e.into_error()))?;
     file.rewind()
         .map_err(temp("cannot read a temporary file"))?;
-    let summary = PackSummary {
-        bytes: sealed.bytes,
-        part_count,
-        content_hash,
-        archive_hash: sealed.archive_hash,
-        schema: schema_identity(cat.tables.iter().map(|t| (t.name.as_str(), t.sql.as_str()))),
-        tables: cat
-            .tables
-            .iter()
-            .map(|t| (t.name.clone(), t.count))
-            .collect(),
-        excluded_tables: cat.excluded.clone(),
-        objects: objects.len(),
-        payloads: payloads.len(),
-    };
     Ok((file, summary))
 }
 
