@@ -178,9 +178,11 @@ proptest! {
                 proptest::option::of(-1e300f64..1e300),
                 0u8..4,
             ),
-            0..40,
+            0..200,
         ),
-        part_bytes in 1024usize..8192,
+        // Small parts (a row or a few each) and parts of many rows, so that
+        // unpack inserts rows one at a time and in batches.
+        part_bytes in prop_oneof![1024usize..8192, 8192usize..65536],
     ) {
         let (_d, p) = db("
             CREATE TABLE r(i INTEGER, t TEXT, b BLOB, f REAL, n NUMERIC, any_);
