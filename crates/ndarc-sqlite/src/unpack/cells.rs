@@ -83,18 +83,20 @@ pub(super) fn bind_cell(
 ) -> rusqlite::Result<()> {
     use rusqlite::types::{ToSqlOutput, ValueRef};
     let number = |n: f64| match bound_number(n, affinity) {
-        RestoredNumber::Integer(i) => ToSqlOutput::Owned(SqlValue::Integer(i)),
-        RestoredNumber::Real(r) => ToSqlOutput::Owned(SqlValue::Real(r)),
+        RestoredNumber::Integer(i) => ToSqlOutput::Borrowed(ValueRef::Integer(i)),
+        RestoredNumber::Real(r) => ToSqlOutput::Borrowed(ValueRef::Real(r)),
     };
     match text {
         [b'"', inner @ .., b'"'] if !inner.contains(&b'\\') => {
             return st.raw_bind_parameter(i, ToSqlOutput::Borrowed(ValueRef::Text(inner)));
         }
-        b"null" => return st.raw_bind_parameter(i, ToSqlOutput::Owned(SqlValue::Null)),
+        b"null" => return st.raw_bind_parameter(i, ToSqlOutput::Borrowed(ValueRef::Null)),
         _ => {}
     }
     if let Some(n) = short_integer(text) {
-        return st.raw_bind_parameter(i, number(n as f64));
+        // Integral and within ±2^53: bound as the integer it is, under any
+        // affinity (`bound_number`).
+        return st.raw_bind_parameter(i, ToSqlOutput::Borrowed(ValueRef::Integer(n)));
     }
     // Any other number (a verified cell: valid JSON, whose number grammar
     // Rust's float parser takes with the same rounding), without building a
