@@ -50,10 +50,6 @@ pub(super) struct Insert {
 /// those with a statement per row. More rows gain little more.
 const BATCH_ROWS: usize = 64;
 
-/// SQLite's default ceiling on a statement's parameters
-/// (`SQLITE_MAX_VARIABLE_NUMBER`); a batch binds fewer.
-const MAX_PARAMS: usize = 32_766;
-
 /// The statement of one table being inserted into: for one row, and for
 /// [`Insert::batch`] rows.
 pub(super) struct Current<'c> {
@@ -62,7 +58,9 @@ pub(super) struct Current<'c> {
     many: Option<rusqlite::Statement<'c>>,
 }
 
-fn insert_of(plan: &Plan, t: usize) -> Insert {
+/// The insert statements of table `t`, a batch binding at most
+/// `max_params` parameters (the connection's `SQLITE_LIMIT_VARIABLE_NUMBER`).
+fn insert_of(plan: &Plan, t: usize, max_params: usize) -> Insert {
     let tp = &plan.tables[t];
     let table = &plan.manifest.tables[t];
     let mut names: Vec<String> = tp.columns.iter().map(|c| quote(&c.name)).collect();
@@ -88,7 +86,7 @@ fn insert_of(plan: &Plan, t: usize) -> Insert {
         let sql = format!("INSERT INTO main.{} DEFAULT VALUES", quote(&table.name));
         (sql, 1)
     } else {
-        (values(1), BATCH_ROWS.min(MAX_PARAMS / names.len()).max(1))
+        (values(1), BATCH_ROWS.min(max_params / names.len()).max(1))
     };
     Insert {
         sql,
@@ -310,7 +308,13 @@ impl<'c> Restore<'c> {
             };
             let ins = &self.inserts[table];
             let one = prepare(&ins.sql)?;
-            let many = ins.batch_sql.as_deref().map(prepare).transpose()?;
+            // The batch is only faster: rows go one at a time if SQLite
+            // will not take it (the one-row statement then says why a row
+            // is refused).
+            let many = ins
+                .batch_sql
+                .as_deref()
+                .and_then(|sql| conn.prepare(sql).ok());
             self.current = Some(Current { table, one, many });
         }
         let ins = &self.inserts[table];
@@ -558,7 +562,13 @@ impl Reader for Restore<'_> {
         self.plan = Some(plan.clone());
         self.paths(&plan.manifest)?;
         self.create(plan)?;
-        self.inserts = (0..plan.tables.len()).map(|t| insert_of(plan, t)).collect();
+        let max_params = self
+            .conn
+            .limit(rusqlite::limits::Limit::SQLITE_LIMIT_VARIABLE_NUMBER)
+            .map_or(999, |n| usize::try_from(n).unwrap_or(999));
+        self.inserts = (0..plan.tables.len())
+            .map(|t| insert_of(plan, t, max_params))
+            .collect();
         self.counts = vec![0; plan.tables.len()];
         Ok(())
     }
@@ -567,6 +577,52 @@ impl Reader for Restore<'_> {
         match part.rows() {
             Some(r) => self.rows(&part, r.table),
             None => self.binary(&part),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rusqlite::limits::Limit;
+
+    /// A batch binds no more parameters than the connection allows, and
+    /// SQLite prepares it under that limit; with room for fewer than two
+    /// rows there is no batch.
+    #[test]
+    fn a_batch_keeps_to_the_parameter_limit() {
+        let bytes = std::fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/valid/base.ndjson"),
+        )
+        .unwrap();
+        let report = ndarc_verify::verify_bytes(&bytes, &ndarc_verify::Options::default());
+        let plan = Plan::new(report.manifest.unwrap());
+        assert!(!plan.tables.is_empty());
+        for t in 0..plan.tables.len() {
+            let one = insert_of(&plan, t, 1 << 20);
+            let per_row = one.names.len() + usize::from(one.rowid);
+            for limit in [per_row, per_row * 2 - 1, per_row * 2, 999, 32_766] {
+                let ins = insert_of(&plan, t, limit);
+                assert!(ins.batch >= 1 && ins.batch <= BATCH_ROWS);
+                match &ins.batch_sql {
+                    None => assert!(ins.batch == 1 && limit < per_row * 2, "{limit}"),
+                    Some(sql) => {
+                        assert!(
+                            ins.batch * per_row <= limit,
+                            "{} rows of {per_row}",
+                            ins.batch
+                        );
+                        let conn = Connection::open_in_memory().unwrap();
+                        for table in &plan.manifest.tables {
+                            conn.execute_batch(&table.sql).unwrap();
+                        }
+                        conn.set_limit(Limit::SQLITE_LIMIT_VARIABLE_NUMBER, limit as i32)
+                            .unwrap();
+                        let st = conn.prepare(sql).unwrap();
+                        assert_eq!(st.parameter_count(), ins.batch * per_row);
+                    }
+                }
+            }
         }
     }
 }
