@@ -131,15 +131,18 @@ fn short_integer(text: &[u8]) -> Option<i64> {
         [b'-', d @ ..] => (true, d),
         d => (false, d),
     };
-    if digits.is_empty() || digits.len() > 15 || !digits.iter().all(u8::is_ascii_digit) {
+    if digits.is_empty() || digits.len() > 15 || (digits.len() > 1 && digits[0] == b'0') {
         return None;
     }
-    if digits.len() > 1 && digits[0] == b'0' {
-        return None;
+    // Checked and read in one pass.
+    let mut v = 0i64;
+    for &d in digits {
+        let x = d.wrapping_sub(b'0');
+        if x > 9 {
+            return None;
+        }
+        v = v * 10 + i64::from(x);
     }
-    let v = digits
-        .iter()
-        .fold(0i64, |acc, &d| acc * 10 + i64::from(d - b'0'));
     Some(if neg { -v } else { v })
 }
 
