@@ -6,12 +6,27 @@ mod common;
 use common::*;
 use ndarc_sqlite::unpack::{unpack, UnpackOptions};
 
-/// Packs `db` (one part for all its rows, so that they are inserted in
-/// batches), unpacks it, and returns the error's code and message.
-fn unpack_error(db: &std::path::Path) -> (&'static str, String) {
+/// A database of table `t` (`schema`) with rows 0 to 299, row `i` inserted
+/// by `insert(i)` on a connection set up by `setup`; packed (one part for
+/// all its rows, so that they are inserted in batches) and unpacked.
+/// Returns the error's code and message.
+fn unpack_error(
+    schema: &str,
+    setup: &str,
+    insert: impl Fn(usize) -> String,
+) -> (&'static str, String) {
+    let (_d, p) = db(schema);
+    {
+        let conn = rusqlite::Connection::open(&p).unwrap();
+        conn.execute_batch(&format!("{setup} BEGIN")).unwrap();
+        for i in 0..300usize {
+            conn.execute(&insert(i), []).unwrap();
+        }
+        conn.execute_batch("COMMIT").unwrap();
+    }
     let mut o = opts();
     o.part_bytes = 1 << 20;
-    let (bytes, _) = pack_vec(db, &o).unwrap();
+    let (bytes, _) = pack_vec(&p, &o).unwrap();
     assert_valid(&bytes);
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a.ndjson");
@@ -28,22 +43,14 @@ fn unpack_error(db: &std::path::Path) -> (&'static str, String) {
 #[test]
 fn the_row_breaking_a_check_is_named() {
     for bad in [0usize, 1, 63, 64, 100, 127, 150, 255, 256, 299] {
-        let (_d, p) = db("CREATE TABLE t(id INTEGER PRIMARY KEY, v INTEGER CHECK (v >= 0));");
-        {
-            let conn = rusqlite::Connection::open(&p).unwrap();
-            conn.execute_batch("PRAGMA ignore_check_constraints = ON; BEGIN")
-                .unwrap();
-            for i in 0..300usize {
+        let (code, message) = unpack_error(
+            "CREATE TABLE t(id INTEGER PRIMARY KEY, v INTEGER CHECK (v >= 0));",
+            "PRAGMA ignore_check_constraints = ON;",
+            |i| {
                 let v = if i == bad { -1 } else { i as i64 };
-                conn.execute(
-                    "INSERT INTO t VALUES(?1, ?2)",
-                    rusqlite::params![i as i64 + 1, v],
-                )
-                .unwrap();
-            }
-            conn.execute_batch("COMMIT").unwrap();
-        }
-        let (code, message) = unpack_error(&p);
+                format!("INSERT INTO t VALUES({}, {v})", i + 1)
+            },
+        );
         assert_eq!(code, "row_rejected", "{message}");
         assert!(
             message.contains(&format!(
@@ -60,23 +67,20 @@ fn the_row_breaking_a_check_is_named() {
 #[test]
 fn the_row_repeating_a_unique_value_is_named() {
     for (first, second) in [(3usize, 40usize), (10, 150), (70, 71), (0, 299), (200, 280)] {
-        let (_d, p) = db("CREATE TABLE t(id INTEGER PRIMARY KEY, u TEXT UNIQUE);");
-        {
-            let conn = rusqlite::Connection::open(&p).unwrap();
-            conn.execute_batch("BEGIN").unwrap();
-            for i in 0..300usize {
-                let sql = if i == first {
-                    "INSERT INTO t VALUES(?1, CAST(X'FF' AS TEXT))".to_string()
+        let (code, message) = unpack_error(
+            "CREATE TABLE t(id INTEGER PRIMARY KEY, u TEXT UNIQUE);",
+            "",
+            |i| {
+                let u = if i == first {
+                    "CAST(X'FF' AS TEXT)".to_string()
                 } else if i == second {
-                    "INSERT INTO t VALUES(?1, CAST(X'FE' AS TEXT))".to_string()
+                    "CAST(X'FE' AS TEXT)".to_string()
                 } else {
-                    format!("INSERT INTO t VALUES(?1, 'k{i}')")
+                    format!("'k{i}'")
                 };
-                conn.execute(&sql, [i as i64 + 1]).unwrap();
-            }
-            conn.execute_batch("COMMIT").unwrap();
-        }
-        let (code, message) = unpack_error(&p);
+                format!("INSERT INTO t VALUES({}, {u})", i + 1)
+            },
+        );
         assert_eq!(code, "row_rejected", "{message}");
         assert!(
             message.contains(&format!(
