@@ -208,13 +208,7 @@ proptest! {
                 conn.execute("INSERT INTO g(id, x) VALUES(?1, ?2)", rusqlite::params![rowid, i]).unwrap();
             }
         }
-        let mut o = opts();
-        o.part_bytes = part_bytes;
-        let (bytes, _) = pack_vec(&p, &o).unwrap();
-        assert_valid(&bytes);
-        let dir = tempfile::tempdir().unwrap();
-        let a = dir.path().join("a.ndjson");
-        std::fs::write(&a, &bytes).unwrap();
+        let (dir, a) = packed_file(&p, part_bytes);
         let back = dir.path().join("back.db");
         unpack(&a, &back, &UnpackOptions::default()).unwrap();
         prop_assert_eq!(dump(&back), dump(&p));

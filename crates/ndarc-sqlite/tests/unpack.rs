@@ -24,17 +24,17 @@ fn unpack_error(
         }
         conn.execute_batch("COMMIT").unwrap();
     }
-    let mut o = opts();
-    o.part_bytes = 1 << 20;
-    let (bytes, _) = pack_vec(&p, &o).unwrap();
-    assert_valid(&bytes);
-    let dir = tempfile::tempdir().unwrap();
-    let a = dir.path().join("a.ndjson");
-    std::fs::write(&a, &bytes).unwrap();
+    let (dir, a) = packed_file(&p, 1 << 20);
     let back = dir.path().join("back.db");
     let e = unpack(&a, &back, &UnpackOptions::default()).unwrap_err();
     assert!(!back.exists(), "a failed unpack left {}", back.display());
     (e.code(), e.to_string())
+}
+
+/// The error is `row_rejected` and its message holds `want`.
+fn assert_rejected((code, message): (&str, String), want: &str) {
+    assert_eq!(code, "row_rejected", "{message}");
+    assert!(message.contains(want), "{want:?} not in {message:?}");
 }
 
 /// A CHECK constraint the source database was written around: the row that
@@ -43,7 +43,7 @@ fn unpack_error(
 #[test]
 fn the_row_breaking_a_check_is_named() {
     for bad in [0usize, 1, 63, 64, 100, 127, 150, 255, 256, 299] {
-        let (code, message) = unpack_error(
+        let error = unpack_error(
             "CREATE TABLE t(id INTEGER PRIMARY KEY, v INTEGER CHECK (v >= 0));",
             "PRAGMA ignore_check_constraints = ON;",
             |i| {
@@ -51,12 +51,9 @@ fn the_row_breaking_a_check_is_named() {
                 format!("INSERT INTO t VALUES({}, {v})", i + 1)
             },
         );
-        assert_eq!(code, "row_rejected", "{message}");
-        assert!(
-            message.contains(&format!(
-                "table t, row {bad}: SQLite rejects it: CHECK constraint failed"
-            )),
-            "row {bad}: {message}"
+        assert_rejected(
+            error,
+            &format!("table t, row {bad}: SQLite rejects it: CHECK constraint failed"),
         );
     }
 }
@@ -67,7 +64,7 @@ fn the_row_breaking_a_check_is_named() {
 #[test]
 fn the_row_repeating_a_unique_value_is_named() {
     for (first, second) in [(3usize, 40usize), (10, 150), (70, 71), (0, 299), (200, 280)] {
-        let (code, message) = unpack_error(
+        let error = unpack_error(
             "CREATE TABLE t(id INTEGER PRIMARY KEY, u TEXT UNIQUE);",
             "",
             |i| {
@@ -81,12 +78,9 @@ fn the_row_repeating_a_unique_value_is_named() {
                 format!("INSERT INTO t VALUES({}, {u})", i + 1)
             },
         );
-        assert_eq!(code, "row_rejected", "{message}");
-        assert!(
-            message.contains(&format!(
-                "table t, row {second}: SQLite rejects it: UNIQUE constraint failed: t.u"
-            )),
-            "rows {first} and {second}: {message}"
+        assert_rejected(
+            error,
+            &format!("table t, row {second}: SQLite rejects it: UNIQUE constraint failed: t.u"),
         );
     }
 }

@@ -63,6 +63,19 @@ pub fn pack_vec(db: &Path, opts: &PackOptions) -> Result<(Vec<u8>, PackSummary),
     two.map(|s| (out, s))
 }
 
+/// Packs `db` in parts of `part_bytes` (checking the archive is valid) into
+/// `a.ndjson` of a scratch directory; returns the directory and the path.
+pub fn packed_file(db: &Path, part_bytes: usize) -> (tempfile::TempDir, PathBuf) {
+    let mut o = opts();
+    o.part_bytes = part_bytes;
+    let (bytes, _) = pack_vec(db, &o).unwrap();
+    assert_valid(&bytes);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = dir.path().join("a.ndjson");
+    std::fs::write(&a, &bytes).expect("write the archive");
+    (dir, a)
+}
+
 /// Verifies `bytes`, panicking with the findings when invalid.
 pub fn assert_valid(bytes: &[u8]) -> ndarc_verify::Report {
     let r = ndarc_verify::verify_bytes(bytes, &ndarc_verify::Options::default());
