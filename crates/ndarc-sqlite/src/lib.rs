@@ -130,4 +130,22 @@ mod tests {
         assert!(!is_sqlite_file(&p).unwrap());
         assert!(is_sqlite_file(&dir.path().join("missing")).is_err());
     }
+
+    /// The bundled SQLite is built as `.cargo/config.toml` asks: without
+    /// memory statistics (a global mutex on every allocation).
+    #[test]
+    fn the_bundled_sqlite_keeps_no_memory_statistics() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let options: Vec<String> = conn
+            .prepare("SELECT compile_options FROM pragma_compile_options")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
+            "{options:?}"
+        );
+    }
 }
