@@ -335,6 +335,14 @@ fn scan(
                 if part.rows > MAX_PART_ROWS as u64 {
                     return None;
                 }
+                if part.rows == 1 {
+                    // Room for the line's rows at the first row's length,
+                    // so that the digests are not copied at each doubling
+                    // of their vector. Bounded by the line in memory (an
+                    // item is over 32 bytes, a digest 32).
+                    let rows = bytes.len() / (s.pos() - item_at).max(1) + 1;
+                    part.row_digests.reserve(rows.min(MAX_PART_ROWS));
+                }
                 if let Some(sp) = spans {
                     sp.rows.push((row_start as u32, row_end as u32));
                 }
