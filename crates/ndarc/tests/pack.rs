@@ -60,7 +60,7 @@ fn chinook_is_refused_whole_with_the_column_and_rowid_and_leaves_no_file() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_eq!(
         stderr(&o).lines().next().unwrap_or_default(),
-        format!("{}: row_type: column Employee.BirthDate (DATETIME, NUMBER affinity) holds the text \"1962-02-18 00:00:00\" at rowid 1: a NUMBER-affinity column (REAL, NUMERIC, DATETIME, BOOLEAN …) holds numbers only; text such as a date is refused", chinook())
+        format!("{}: row_type: column Employee.BirthDate (DATETIME, NUMBER affinity) holds the text \"1962-02-18 00:00:00\" at rowid 1: a NUMBER-affinity column (REAL, NUMERIC, DATETIME, BOOLEAN …) holds numbers only; text such as a date is refused; to pack it, store numbers there (a date as Unix time) or declare the column TEXT, or leave the column out (--secret-column Employee.BirthDate)", chinook())
     );
     assert_eq!(
         std::fs::read_dir(d.path()).unwrap().count(),
@@ -78,11 +78,44 @@ fn chinook_is_refused_whole_with_the_column_and_rowid_and_leaves_no_file() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains(": excluded_foreign_key: table Customer has a foreign key to Employee"),
+        stderr(&o).contains(": excluded_foreign_key: table Customer has a foreign key to Employee, which is excluded; include Employee (--include-table Employee) or exclude Customer too (--exclude-table Customer)"),
         "{}",
         stderr(&o)
     );
     assert!(!out.exists());
+}
+
+/// A refusal says how to pack the rest: following the last flag each
+/// message suggests packs the real Chinook database (its dates are text in
+/// DATETIME columns) in a few steps.
+#[test]
+fn following_the_refusals_advice_packs_chinook() {
+    let d = scratch();
+    let out = d.path().join("c.ndjson");
+    let mut flags: Vec<String> = Vec::new();
+    for _ in 0..10 {
+        let mut args = vec!["pack".to_string(), chinook(), "-o".into(), s(&out).into()];
+        args.extend(flags.iter().cloned());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = ndarc(&args);
+        if o.status.code() == Some(0) {
+            break;
+        }
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let err = stderr(&o);
+        let at = err
+            .rfind("(--")
+            .unwrap_or_else(|| panic!("no advice in {err}"));
+        let advice = &err[at + 1..err[at..].find(')').map_or(err.len(), |e| at + e)];
+        let (flag, value) = advice.split_once(' ').expect("a flag and its value");
+        flags.extend([flag.to_string(), value.to_string()]);
+    }
+    assert!(out.exists(), "still refused after {flags:?}");
+    assert_eq!(
+        flags.join(" "),
+        "--secret-column Employee.BirthDate --secret-column Employee.HireDate \
+         --exclude-table Invoice --exclude-table InvoiceLine"
+    );
 }
 
 #[test]

@@ -167,7 +167,7 @@ fn read_table(
             name,
             None,
             None,
-            format!("table {name} {what}; exclude it (--exclude-table) to pack the rest"),
+            format!("table {name} {what}; exclude it (--exclude-table {name}) to pack the rest"),
         ));
     }
     let columns = columns_of(conn, name)?;
@@ -179,7 +179,7 @@ fn read_table(
             name,
             None,
             None,
-            format!("table {name} has a foreign key to {parent}, which is excluded; include {parent} (--include-table) or exclude {name} too"),
+            format!("table {name} has a foreign key to {parent}, which is excluded; include {parent} (--include-table {parent}) or exclude {name} too (--exclude-table {name})"),
         ));
     }
     let any_pk = columns.iter().any(|c| c.pk > 0);

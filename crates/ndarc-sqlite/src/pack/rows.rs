@@ -212,14 +212,27 @@ fn check_types<R: RowCells + ?Sized>(
     for (k, &ci) in t.cells.iter().enumerate() {
         let c = &t.columns[ci];
         let v = row.cell(k + 1)?;
-        let bad = |why: &str| {
+        // What the refusal says to do: change the data or the declared
+        // type, or leave the column out when the producer allows it (a
+        // nullable, stored column outside the primary key), else the table.
+        let leave_out = || {
+            if !c.notnull && c.pk == 0 && c.generated.is_none() {
+                format!(
+                    "or leave the column out (--secret-column {}.{})",
+                    t.name, c.name
+                )
+            } else {
+                format!("or leave the table out (--exclude-table {})", t.name)
+            }
+        };
+        let bad = |why: &str, fix: &str| {
             refuse(
                 "row_type",
                 &t.name,
                 Some(&c.name),
                 rowid,
                 format!(
-                    "column {}.{} ({}, {} affinity) holds {} {}: {why}",
+                    "column {}.{} ({}, {} affinity) holds {} {}: {why}; to pack it, {fix}, {}",
                     t.name,
                     c.name,
                     if c.decl.is_empty() {
@@ -229,7 +242,8 @@ fn check_types<R: RowCells + ?Sized>(
                     },
                     c.affinity.name(),
                     describe(v),
-                    place(rowid, index)
+                    place(rowid, index),
+                    leave_out()
                 ),
             )
         };
@@ -251,18 +265,28 @@ fn check_types<R: RowCells + ?Sized>(
             ValueRef::Blob(_)
                 if c.affinity != Affinity::Integer && c.affinity != Affinity::Blob =>
             {
-                return Err(bad("a blob fits only a BLOB column"));
+                return Err(bad(
+                    "a blob fits only a BLOB column",
+                    "declare the column BLOB",
+                ));
             }
             ValueRef::Real(f) if !f.is_finite() => {
-                return Err(bad("infinity has no JSON form"));
+                return Err(bad(
+                    "infinity has no JSON form",
+                    "store a finite number or null",
+                ));
             }
             ValueRef::Text(_) if c.affinity == Affinity::Number => {
                 return Err(bad(
                     "a NUMBER-affinity column (REAL, NUMERIC, DATETIME, BOOLEAN …) holds numbers only; text such as a date is refused",
+                    "store numbers there (a date as Unix time) or declare the column TEXT",
                 ));
             }
             ValueRef::Integer(_) | ValueRef::Real(_) if c.affinity == Affinity::Text => {
-                return Err(bad("a TEXT column holds strings only"));
+                return Err(bad(
+                    "a TEXT column holds strings only",
+                    "store the value as text",
+                ));
             }
             _ => {}
         }
