@@ -23,8 +23,10 @@
 //! -p ndarc-benches`), it instead restores both archives as databases
 //! (`ndarc unpack`, once, reused) and times, alternating the commands run
 //! by run, under `/usr/bin/time -v` (wall, CPU = user + system, peak RSS):
-//! `sqldiff a.db b.db` (Debian: `apt-get install sqlite3-tools`; its column
-//! is skipped when it is missing), `ndarc diff A B --format sql` on the
+//! `sqldiff a.db b.db` (Debian: `apt-get install sqlite3-tools`; its rows
+//! are skipped when it is missing) and `sqldiff --primarykey a.db b.db`
+//! (rows matched by primary key, as ndarc matches them, rather than by
+//! rowid), `ndarc diff A B --format sql` on the
 //! archives, `ndarc diff a.db b.db --format sql` on the databases (each
 //! packed on the fly), and `ndarc diff -q A B`; best of `--runs` each, with
 //! ratios to sqldiff. `--ndarc PATH` times another build of `ndarc` (an
@@ -276,13 +278,20 @@ fn against_sqldiff(a: &Path, b: &Path, runs: usize, ndarc: Option<&Path>) {
         .is_ok();
     if !have_sqldiff {
         println!(
-            "sqldiff: not installed (Debian: apt-get install sqlite3-tools); its column is skipped"
+            "sqldiff: not installed (Debian: apt-get install sqlite3-tools); its rows are skipped"
         );
     }
     let n = s(&ndarc);
     let mut cases: Vec<(&str, Vec<String>)> = Vec::new();
     if have_sqldiff {
         cases.push(("sqldiff a.db b.db", vec!["sqldiff".into(), s(&da), s(&db)]));
+        // sqldiff matches the rows of a rowid table by rowid unless asked
+        // to use the PRIMARY KEY, as ndarc (and the archive) always does:
+        // the like-for-like anchor, slower or faster with the shape.
+        cases.push((
+            "sqldiff --primarykey a.db b.db",
+            vec!["sqldiff".into(), "--primarykey".into(), s(&da), s(&db)],
+        ));
     }
     cases.push((
         "ndarc diff A B --format sql",
