@@ -113,12 +113,13 @@ impl Header {
     }
 }
 
-/// The archive of the database at `path`, packed on the fly into memory,
-/// for the commands that hold their input in memory (`mutate`,
-/// `fuzz-consumer --base`): at most `limit` bytes, else `Err(None)`
-/// (reading stops there). `Err(Some(why))` when it could not be packed.
-pub fn pack_to_vec(path: &Path, limit: usize) -> Result<Vec<u8>, Option<String>> {
-    let mut packing = PackStream::spawn(path, &Header::for_database(path));
+/// The archive of the database at `path`, packed on the fly into memory
+/// under `header` (usually [`Header::for_database`]), for the commands that
+/// hold their input in memory (`mutate`, `fuzz-consumer --base`): at most
+/// `limit` bytes, else `Err(None)` (reading stops there). `Err(Some(why))`
+/// when it could not be packed.
+pub fn pack_to_vec(path: &Path, header: &Header, limit: usize) -> Result<Vec<u8>, Option<String>> {
+    let mut packing = PackStream::spawn(path, header);
     let mut buf = Vec::new();
     let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
     let read = packing.reader().map(|r| r.take(cap).read_to_end(&mut buf));

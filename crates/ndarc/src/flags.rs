@@ -263,7 +263,8 @@ pub struct PartBytes {
 }
 
 /// What of a database is archived: `--exclude-table`, `--include-table`
-/// and `--secret-column` (`pack`, and `diff` for a database side).
+/// and `--secret-column` (`pack`, and `verify`, `inspect` and `diff` for
+/// a database input).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct DatabaseTables {
     /// Also exclude tables matching PATTERN (ASCII case-insensitive; a
@@ -287,6 +288,31 @@ impl DatabaseTables {
             || !self.secret_column.is_empty()
     }
 
+    /// The flags checked (`--secret-column` split), to apply to each
+    /// database input's header.
+    pub fn checked(&self) -> Result<PackTables, Failure> {
+        Ok(PackTables {
+            exclude: self.exclude_table.clone(),
+            include: self.include_table.clone(),
+            secret: self.secret_columns()?,
+        })
+    }
+
+    /// Refuses the flags when no input is a database: they say how a
+    /// database is packed (`instead`: what does the job for archives).
+    pub fn refuse_without_database<'p>(
+        &self,
+        inputs: impl IntoIterator<Item = &'p std::path::Path>,
+        instead: &str,
+    ) -> Result<(), Failure> {
+        if self.any() && !inputs.into_iter().any(crate::dbinput::is_database) {
+            return Err(Failure::new(format!(
+                "--exclude-table, --include-table and --secret-column say how a database input is packed; no input is a database{instead}"
+            )));
+        }
+        Ok(())
+    }
+
     /// `--secret-column` as (table, column) pairs.
     pub fn secret_columns(&self) -> Result<Vec<(String, String)>, Failure> {
         self.secret_column
@@ -301,6 +327,24 @@ impl DatabaseTables {
                 )),
             })
             .collect()
+    }
+}
+
+/// [`DatabaseTables`] checked: what a database input's header adds.
+#[derive(Debug, Clone, Default)]
+pub struct PackTables {
+    exclude: Vec<String>,
+    include: Vec<String>,
+    secret: Vec<(String, String)>,
+}
+
+impl PackTables {
+    /// `header` with these tables excluded, included and columns left out.
+    pub fn apply(&self, mut header: crate::dbinput::Header) -> crate::dbinput::Header {
+        header.exclude_tables.extend(self.exclude.iter().cloned());
+        header.include_tables.extend(self.include.iter().cloned());
+        header.secret_columns.extend(self.secret.iter().cloned());
+        header
     }
 }
 

@@ -366,3 +366,92 @@ fn an_unpacked_archive_patched_to_b_diffs_equal_to_b_with_secret_columns() {
     let r = ndarc(&["diff", s(&a), s(&b), "-q"]);
     assert_eq!(r.status.code(), Some(1));
 }
+
+/// The real Chinook database: its dates are text in DATETIME columns,
+/// which the producer refuses.
+fn chinook() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/sqlite/chinook.db")
+}
+
+/// What packs Chinook (what its refusals advise: see tests/pack.rs).
+const CHINOOK_FLAGS: [&str; 8] = [
+    "--secret-column",
+    "Employee.BirthDate",
+    "--secret-column",
+    "Employee.HireDate",
+    "--exclude-table",
+    "Invoice",
+    "--exclude-table",
+    "InvoiceLine",
+];
+
+/// Every command that reads a database where an archive is takes `pack`'s
+/// table flags, so that the advice of a refusal (`--secret-column …`)
+/// works wherever the refusal is shown; without a database input the
+/// flags are a usage error.
+#[test]
+fn the_table_flags_work_wherever_a_database_is_read() {
+    let d = dir("table-flags");
+    let db = chinook();
+    let out = d.join("out.ndjson");
+    let with = |args: &[&str]| {
+        let mut v: Vec<&str> = args.to_vec();
+        v.extend(CHINOOK_FLAGS);
+        ndarc(&v)
+    };
+    // Refused without the flags, with the advice.
+    let o = ndarc(&["verify", s(&db)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("(--secret-column Employee.BirthDate)"),
+        "{}",
+        text(&o.stderr)
+    );
+    // Taken with them, by every reader.
+    let o = with(&["verify", s(&db)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = with(&["inspect", s(&db), "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let shown: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        shown["excludedColumns"]["Employee"],
+        serde_json::json!(["BirthDate", "HireDate"]),
+        "{shown}"
+    );
+    let o = with(&["repart", s(&db), "--part-bytes", "4K", "-o", s(&out)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(ndarc(&["verify", s(&out)]).status.code(), Some(0));
+    let mutant = d.join("mutant.ndjson");
+    let o = with(&["mutate", s(&db), "--code", "row_type", "-o", s(&mutant)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(ndarc(&["verify", s(&mutant)]).status.code(), Some(1));
+    let exec = format!("{NDARC} verify -q {{archive}}");
+    let o = with(&[
+        "fuzz-consumer",
+        "--exec",
+        &exec,
+        "--base",
+        s(&db),
+        "--runs",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = with(&["diff", "-q", s(&db), s(&out)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // Without a database input, a usage error.
+    for args in [
+        vec!["verify", s(&out)],
+        vec!["inspect", s(&out)],
+        vec!["repart", s(&out), "-o", "-"],
+        vec!["mutate", s(&out)],
+        vec!["diff", "-q", s(&out), s(&out)],
+    ] {
+        let o = ndarc(&[args.as_slice(), &["--secret-column", "Employee.BirthDate"]].concat());
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&o.stderr).contains("no input is a database"),
+            "{args:?}: {}",
+            text(&o.stderr)
+        );
+    }
+}

@@ -8,7 +8,9 @@ use ndarc_diff::{Error, Source};
 
 use crate::dbinput::{self, Header, PackStream, PackedReader};
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::{verify_options, AcceptFormat, DatabaseTables, Limits, MaxErrors, Quiet};
+use crate::flags::{
+    verify_options, AcceptFormat, DatabaseTables, Limits, MaxErrors, PackTables, Quiet,
+};
 use crate::io::{is_stdio, refuse_input, AtomicFile, FileMode, OutputArgs};
 use crate::term::{self, diagnostic, Location};
 use crate::Context;
@@ -332,16 +334,14 @@ fn open<'a>(
     path: &'a Path,
     other: &Path,
     fallback: &Header,
-    tables: &TablesFlags,
+    tables: &PackTables,
     packing: &mut Vec<(String, PackStream)>,
 ) -> Opened<'a> {
     if !dbinput::is_database(path) {
         return Opened::Source(source(path));
     }
-    let mut header = dbinput::header_of_archive(other).unwrap_or_else(|| fallback.clone());
-    header.exclude_tables.extend(tables.0.iter().cloned());
-    header.include_tables.extend(tables.1.iter().cloned());
-    header.secret_columns.extend(tables.2.iter().cloned());
+    let header =
+        tables.apply(dbinput::header_of_archive(other).unwrap_or_else(|| fallback.clone()));
     let mut p = PackStream::spawn(path, &header);
     let reader = p.reader();
     packing.push((name(path), p));
@@ -351,18 +351,10 @@ fn open<'a>(
     }
 }
 
-/// The tables flags of a database side: excluded, included, secret
-/// columns.
-type TablesFlags = (Vec<String>, Vec<String>, Vec<(String, String)>);
-
 /// Runs `ndarc diff`.
 pub fn run(args: Args, ctx: &Context) -> CmdResult {
     check_inputs(&args)?;
-    let tables = (
-        args.tables.exclude_table.clone(),
-        args.tables.include_table.clone(),
-        args.tables.secret_columns()?,
-    );
+    let tables = args.tables.checked()?;
     check_also(&args)?;
     // The gate is read and checked before the archives are.
     let gate = match &args.gate {
@@ -416,15 +408,10 @@ fn check_inputs(args: &Args) -> Result<(), Failure> {
     if let Some(dest) = &args.output.output {
         refuse_input(dest, &[&args.before, &args.after])?;
     }
-    if args.tables.any()
-        && !dbinput::is_database(&args.before)
-        && !dbinput::is_database(&args.after)
-    {
-        return Err(Failure::new(
-            "--exclude-table, --include-table and --secret-column say how a database side is packed; neither input is a database (to leave tables or columns out of two archives' diff, use --ignore-table and --ignore-column)",
-        ));
-    }
-    Ok(())
+    args.tables.refuse_without_database(
+        [args.before.as_path(), args.after.as_path()],
+        " (to leave tables or columns out of two archives' diff, use --ignore-table and --ignore-column)",
+    )
 }
 
 /// Refuses an --also file that is an input or written twice.
@@ -515,7 +502,7 @@ fn diff(
     args: &Args,
     ctx: &Context,
     opts: &ndarc_diff::Options,
-    tables: &TablesFlags,
+    tables: &PackTables,
     make_patch: bool,
 ) -> Result<(ndarc_diff::Diff, Option<ndarc_sqlite::patch::Patch>), Failure> {
     let (na, nb) = (name(&args.before), name(&args.after));

@@ -24,7 +24,7 @@ use crate::child::{
 };
 use crate::cmd::mutate::{parse_code, prepare_outdir, write_atomic};
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::{Format, FormatArg, Mode, Quiet};
+use crate::flags::{DatabaseTables, Format, FormatArg, Mode, PackTables, Quiet};
 use crate::io::{AtomicFile, FileMode, ARCHIVE_MODE};
 use crate::term::{self, paint, Style};
 use crate::Context;
@@ -107,6 +107,10 @@ pub struct Args {
     /// summary.json with --outdir) tells.
     #[command(flatten)]
     pub quiet: Quiet,
+    /// `--exclude-table`, `--include-table`, `--secret-column`, as `pack`
+    /// takes them, for a database --base.
+    #[command(flatten)]
+    pub tables: DatabaseTables,
     /// Only mutants of these codes (comma-separated, repeatable); default:
     /// every error code a file can show.
     #[arg(long, value_name = "CODES", value_delimiter = ',')]
@@ -261,19 +265,21 @@ fn code_order(args: &Args) -> Result<Vec<Code>, Failure> {
 const MAX_BASE_BYTES: u64 = 256 << 20;
 
 /// The `--base` archive, read and verified (not valid: exit 2).
-fn read_base(path: &Path) -> Result<Vec<u8>, Failure> {
+fn read_base(path: &Path, tables: &PackTables) -> Result<Vec<u8>, Failure> {
     if crate::dbinput::is_database(path) {
         // A database is packed on the fly, as `verify` does; the archive
         // is verified below like any other.
-        let bytes = crate::dbinput::pack_to_vec(path, MAX_BASE_BYTES as usize).map_err(|why| {
-            Failure::new(match why {
-                Some(why) => format!("--base {}: {why}", path.display()),
-                None => format!(
-                    "--base {}: packs to more than 256M; mutants are made in memory",
-                    path.display()
-                ),
-            })
-        })?;
+        let header = tables.apply(crate::dbinput::Header::for_database(path));
+        let bytes =
+            crate::dbinput::pack_to_vec(path, &header, MAX_BASE_BYTES as usize).map_err(|why| {
+                Failure::new(match why {
+                    Some(why) => format!("--base {}: {why}", path.display()),
+                    None => format!(
+                        "--base {}: packs to more than 256M; mutants are made in memory",
+                        path.display()
+                    ),
+                })
+            })?;
         return verified_base(path, bytes);
     }
     let file = fs::File::open(path).map_err(|e| Failure::path("cannot read", path, &e))?;
@@ -318,7 +324,14 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     if let Some(dir) = &args.run.outdir {
         prepare_outdir(dir, args.run.force)?;
     }
-    let base = args.base.as_deref().map(read_base).transpose()?;
+    args.tables
+        .refuse_without_database(args.base.as_deref(), "")?;
+    let tables = args.tables.checked()?;
+    let base = args
+        .base
+        .as_deref()
+        .map(|p| read_base(p, &tables))
+        .transpose()?;
     let scratch = Scratch::new("fuzz-consumer")?;
     let timeout = args.run.time_limit();
     let mut fed: Vec<Fed> = Vec::new();

@@ -11,7 +11,7 @@ use ndarc_verify::lines::{self, Input, Line, LineSource};
 use crate::dbinput::{Header, PackStream};
 
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::{Format, FormatArg, Limits};
+use crate::flags::{DatabaseTables, Format, FormatArg, Limits};
 use crate::io::is_stdio;
 use crate::term;
 use crate::Context;
@@ -41,6 +41,10 @@ pub struct Args {
     /// kept when standard input is read for its last line).
     #[command(flatten)]
     limits: Limits,
+    /// `--exclude-table`, `--include-table`, `--secret-column`, as `pack`
+    /// takes them, for a database.
+    #[command(flatten)]
+    tables: DatabaseTables,
 }
 
 /// What inspect reads: the manifest line and the last line, framed by the
@@ -135,6 +139,8 @@ fn stream_ends(
 }
 
 fn read_ends(args: &Args, name: &str) -> Result<Ends, Failure> {
+    args.tables
+        .refuse_without_database([args.file.as_path()], "")?;
     let part_limit = args.limits.max_line_bytes;
     if is_stdio(&args.file) {
         return stream_ends(std::io::stdin(), args, name);
@@ -143,7 +149,8 @@ fn read_ends(args: &Args, name: &str) -> Result<Ends, Failure> {
     if crate::dbinput::is_database(path) {
         // A database: packed on the fly and read as a stream, as `verify`
         // does.
-        let mut packing = PackStream::spawn(path, &Header::for_database(path));
+        let header = args.tables.checked()?.apply(Header::for_database(path));
+        let mut packing = PackStream::spawn(path, &header);
         let ends = match packing.reader() {
             Some(reader) => stream_ends(reader, args, name),
             None => Err(Failure::new(format!("{name}: the packer gave no archive"))),

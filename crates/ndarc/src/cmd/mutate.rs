@@ -11,7 +11,7 @@ use ndarc_gen::mutate::{
 };
 
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::{parse_size, Mode};
+use crate::flags::{parse_size, DatabaseTables, Mode, PackTables};
 use crate::io::{refuse_input, AtomicFile, FileMode, Input, Output, ReadError, ARCHIVE_MODE};
 use crate::term;
 use crate::Context;
@@ -101,6 +101,10 @@ pub struct Args {
     #[arg(long, value_name = "BYTES", default_value = DEFAULT_MAX_INPUT_BYTES,
           value_parser = parse_size)]
     pub max_input_bytes: usize,
+    /// `--exclude-table`, `--include-table`, `--secret-column`, as `pack`
+    /// takes them, for a database input.
+    #[command(flatten)]
+    pub tables: DatabaseTables,
 }
 
 /// Runs `ndarc mutate`.
@@ -114,7 +118,8 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     if let Some(dest) = &args.output {
         refuse_input(dest, &[path])?;
     }
-    let archive = read_input(path, args.max_input_bytes)?;
+    args.tables.refuse_without_database([path], "")?;
+    let archive = read_input(path, args.max_input_bytes, &args.tables.checked()?)?;
     if args.all {
         let Some(dir) = args.outdir.as_deref() else {
             return Err(Failure::new("--all needs --outdir DIR"));
@@ -206,10 +211,15 @@ fn too_large(name: &str, limit: usize) -> Failure {
 
 /// Reads a whole input (a file or `-`) of at most `limit` bytes. A larger
 /// file is refused before it is read.
-pub(crate) fn read_input(path: &Path, limit: usize) -> Result<Vec<u8>, Failure> {
+/// A database is packed on the fly under `tables`, as `verify` packs it.
+pub(crate) fn read_input(
+    path: &Path,
+    limit: usize,
+    tables: &PackTables,
+) -> Result<Vec<u8>, Failure> {
     if crate::dbinput::is_database(path) {
-        // A database is packed on the fly, as `verify` does.
-        return crate::dbinput::pack_to_vec(path, limit).map_err(|why| match why {
+        let header = tables.apply(crate::dbinput::Header::for_database(path));
+        return crate::dbinput::pack_to_vec(path, &header, limit).map_err(|why| match why {
             Some(why) => Failure::new(format!("{}: {why}", path.display())),
             None => too_large(&path.display().to_string(), limit),
         });

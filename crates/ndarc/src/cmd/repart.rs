@@ -12,7 +12,9 @@ use crate::cmd::gen::{summary_json, write_summary};
 use crate::cmd::verify::human_text;
 use crate::dbinput::{is_database, Header, PackStream};
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::{verify_options, AcceptFormat, Jobs, Limits, MaxErrors, PartBytes};
+use crate::flags::{
+    verify_options, AcceptFormat, DatabaseTables, Jobs, Limits, MaxErrors, PartBytes,
+};
 use crate::io::{is_stdio, refuse_input, Output, OutputArgs, ARCHIVE_MODE};
 use crate::term;
 use crate::Context;
@@ -75,6 +77,10 @@ pub struct Args {
     /// `-o FILE` and `--force`.
     #[command(flatten)]
     pub output: OutputArgs,
+    /// `--exclude-table`, `--include-table`, `--secret-column`, as `pack`
+    /// takes them, for a database input.
+    #[command(flatten)]
+    pub tables: DatabaseTables,
 }
 
 /// Runs `ndarc repart`.
@@ -82,6 +88,9 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     if let Some(dest) = &args.output.output {
         refuse_input(dest, &[&args.input])?;
     }
+    args.tables
+        .refuse_without_database([args.input.as_path()], "")?;
+    let tables = args.tables.checked()?;
     let name = if is_stdio(&args.input) {
         "<stdin>".to_string()
     } else {
@@ -117,7 +126,8 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     let result = if is_stdio(&args.input) {
         repart_stream(std::io::stdin(), part_bytes, &options, spool, &mut out)
     } else if is_database(&args.input) {
-        let mut packing = PackStream::spawn(&args.input, &Header::for_database(&args.input));
+        let header = tables.apply(Header::for_database(&args.input));
+        let mut packing = PackStream::spawn(&args.input, &header);
         let r = match packing.reader() {
             Some(reader) => repart_stream(reader, part_bytes, &options, spool, &mut out),
             None => return Err(Failure::new("the database could not be packed")),

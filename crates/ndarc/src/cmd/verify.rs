@@ -14,7 +14,9 @@ use ndarc_verify::{Report, Severity};
 
 use crate::dbinput::{Header, PackStream, PackedReader};
 use crate::exit::{CmdResult, Failure, Status};
-use crate::flags::{verify_options, AcceptFormat, Jobs, Limits, MaxErrors, Quiet};
+use crate::flags::{
+    verify_options, AcceptFormat, DatabaseTables, Jobs, Limits, MaxErrors, PackTables, Quiet,
+};
 use crate::io::{is_stdio, refuse_input, AtomicFile};
 use crate::term::{self, paint, Style};
 use crate::Context;
@@ -111,6 +113,10 @@ pub struct Args {
     /// database on disk (in TMPDIR): memory stays flat.
     #[arg(long, help_heading = "Integrity")]
     integrity: bool,
+    /// `--exclude-table`, `--include-table`, `--secret-column`, as `pack`
+    /// takes them, for each database input.
+    #[command(flatten)]
+    tables: DatabaseTables,
     /// `--quiet`.
     #[command(flatten)]
     quiet: Quiet,
@@ -194,11 +200,13 @@ pub fn run(args: Args, ctx: &Context) -> CmdResult {
     );
     options.policy = policy(&args)?.map(Arc::new);
     options.integrity = args.integrity;
+    let tables = args.tables.checked()?;
     let show_progress = !args.quiet.quiet && std::io::stderr().is_terminal();
     let run = Run {
         args: &args,
         ctx,
         options,
+        tables,
         show_progress,
     };
     let mut tally = Tally {
@@ -234,6 +242,8 @@ fn inputs(args: &Args) -> Result<Vec<&PathBuf>, Failure> {
         let inputs: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
         refuse_input(dest, &inputs)?;
     }
+    args.tables
+        .refuse_without_database(inputs.iter().map(|p| p.as_path()), "")?;
     Ok(inputs)
 }
 
@@ -254,6 +264,8 @@ struct Run<'s> {
     args: &'s Args,
     ctx: &'s Context,
     options: ndarc_verify::Options,
+    /// How a database input is packed.
+    tables: PackTables,
     show_progress: bool,
 }
 
@@ -355,7 +367,8 @@ impl Run<'_> {
             // A database: packed on the fly to a temporary file, verified
             // as a file is.
             let started = std::time::Instant::now();
-            let mut packing = PackStream::spawn(path, &Header::for_database(path));
+            let header = self.tables.apply(Header::for_database(path));
+            let mut packing = PackStream::spawn(path, &header);
             let file = packing.reader().and_then(PackedReader::into_file);
             if let Err(why) = packing.finish().map_err(|e| e.to_string()) {
                 if self.show_progress {
