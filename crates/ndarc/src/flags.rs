@@ -263,8 +263,9 @@ pub struct PartBytes {
 }
 
 /// What of a database is archived: `--exclude-table`, `--include-table`
-/// and `--secret-column` (`pack`, and `verify`, `inspect` and `diff` for
-/// a database input).
+/// and `--secret-column` (`pack`, and every command that reads a database
+/// where an archive is: `verify`, `inspect`, `diff`, `repart`, `mutate`,
+/// `fuzz-consumer --base`).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct DatabaseTables {
     /// Also exclude tables matching PATTERN (ASCII case-insensitive; a
