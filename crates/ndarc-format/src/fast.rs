@@ -336,12 +336,7 @@ fn scan(
                     return None;
                 }
                 if part.rows == 1 {
-                    // Room for the line's rows at the first row's length,
-                    // so that the digests are not copied at each doubling
-                    // of their vector. Bounded by the line in memory (an
-                    // item is over 32 bytes, a digest 32).
-                    let rows = bytes.len() / (s.pos() - item_at).max(1) + 1;
-                    part.row_digests.reserve(rows.min(MAX_PART_ROWS));
+                    reserve_digests(&mut part.row_digests, bytes.len(), s.pos() - item_at);
                 }
                 if let Some(sp) = spans {
                     sp.rows.push((row_start as u32, row_end as u32));
@@ -575,6 +570,14 @@ impl<'a> KeyOrder<'a> {
 /// Queues a row's content message (see `hash::row_content_in_item`):
 /// canonical text, so the item's own text from `"row":` to its end
 /// (`tail`), the rowid as written being the rowid as the digest writes it.
+/// Room for a line's row digests at its first row's length (`row_len`),
+/// so that they are not copied at each doubling of their vector. Bounded
+/// by the line in memory (an item is over 32 bytes, a digest 32).
+fn reserve_digests(digests: &mut Vec<Digest32>, line_len: usize, row_len: usize) {
+    let rows = line_len / row_len.max(1) + 1;
+    digests.reserve(rows.min(MAX_PART_ROWS));
+}
+
 /// A full batch is hashed, two streams at a time, beside the line so far
 /// (`line`; empty when the caller has the line's digest).
 #[inline]
