@@ -43,6 +43,10 @@ use std::time::Instant;
 
 use ndarc_gen::{GenOptions, Later, Rows, TableKind};
 
+/// The command line, for `--help` and usage errors.
+const USAGE: &str = "usage: diff-bench [--rows N] [--shape mixed|narrow] [--dir DIR] [--runs N] \
+                     [--sqldiff] [--shuffle] [--ndarc PATH]";
+
 struct Args {
     rows: u64,
     narrow: bool,
@@ -74,7 +78,10 @@ fn args() -> Args {
                 a.narrow = match it.next().as_deref() {
                     Some("narrow") => true,
                     Some("mixed") => false,
-                    _ => panic!("--shape mixed|narrow"),
+                    _ => {
+                        eprintln!("diff-bench: --shape takes mixed or narrow\n{USAGE}");
+                        std::process::exit(2);
+                    }
                 }
             }
             "--sqldiff" => a.sqldiff = true,
@@ -88,7 +95,14 @@ fn args() -> Args {
                 let v = it.next().expect("--measure A B verify|no-verify") == "verify";
                 a.measure = Some((x, y, v));
             }
-            other => panic!("unknown option {other}; see the doc comment of diff-bench.rs"),
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            other => {
+                eprintln!("diff-bench: unknown option {other}\n{USAGE}");
+                std::process::exit(2);
+            }
         }
     }
     a

@@ -603,6 +603,10 @@ fn compare(ndarc: &Path, db: &Path, runs: usize, have_sqlite3: bool) {
     }
 }
 
+/// The command line, for `--help` and usage errors.
+const USAGE: &str = "usage: pack-bench [--shape mixed|narrow|chinook|all] [--mib N] [--rows N] \
+                     [--runs N] [--dir DIR] [--ndarc PATH]\n       pack-bench --insert-loop SRC DST";
+
 fn main() {
     let mut mib = 1024u64;
     let mut rows = 400_000u64;
@@ -625,8 +629,19 @@ fn main() {
                 insert_loop(Path::new(&v), Path::new(&dst)).expect("insert loop");
                 return;
             }
-            _ => panic!("unknown option {k}"),
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                return;
+            }
+            _ => {
+                eprintln!("pack-bench: unknown option {k}\n{USAGE}");
+                std::process::exit(2);
+            }
         }
+    }
+    if !["mixed", "narrow", "chinook", "all"].contains(&shape.as_str()) {
+        eprintln!("pack-bench: --shape takes mixed, narrow, chinook or all, not {shape}");
+        std::process::exit(2);
     }
     std::fs::create_dir_all(&dir).expect("bench dir");
     let ndarc = ndarc_at.unwrap_or_else(|| {
@@ -646,8 +661,9 @@ fn main() {
         .unwrap_or_default();
     let have_sqlite3 = Command::new("sqlite3").arg("-version").output().is_ok();
     println!(
-        "machine: {cpu}, {} core(s); sqlite3: {}",
+        "machine: {cpu}, {} core(s); SHA-256 kernel: {}; sqlite3: {}",
         std::thread::available_parallelism().map_or(1, |n| n.get()),
+        ndarc_sha::kernel(),
         if have_sqlite3 {
             "found"
         } else {
@@ -703,7 +719,7 @@ fn main() {
                 }
                 db
             }
-            other => panic!("--shape mixed|narrow|chinook|all, not {other}"),
+            other => unreachable!("--shape {other} was checked"),
         };
         compare(&ndarc, &db, runs, have_sqlite3);
     }

@@ -60,7 +60,10 @@ fn args() -> Args {
                 println!("usage: verify-bench [--mib N] [--kind rows|narrow|blobs|all] [--dir DIR] [--runs N]");
                 std::process::exit(0);
             }
-            other => panic!("unknown option {other} (see --help)"),
+            other => {
+                eprintln!("verify-bench: unknown option {other} (see --help)");
+                std::process::exit(2);
+            }
         }
     }
     a
