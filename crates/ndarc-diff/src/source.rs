@@ -11,9 +11,10 @@ use std::path::Path;
 pub enum Source<'a> {
     /// A file, read through bounded buffers.
     Path(&'a Path),
-    /// A file already open (a database packed to a temporary file), read
-    /// as [`Source::Path`] is.
-    File(File),
+    /// A file already open whose archive begins `.1` bytes in (a database
+    /// packed to a temporary file: see `ndarc_verify::lines::Input::FileFrom`),
+    /// read as [`Source::Path`] is; offsets are the archive's.
+    File(File, u64),
     /// An archive in memory.
     Bytes(&'a [u8]),
     /// A stream (standard input, a pipe): copied to an unnamed temporary
@@ -25,7 +26,7 @@ impl std::fmt::Debug for Source<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Source::Path(p) => f.debug_tuple("Path").field(p).finish(),
-            Source::File(_) => f.write_str("File(..)"),
+            Source::File(_, start) => write!(f, "File(.., {start})"),
             Source::Bytes(b) => write!(f, "Bytes({} bytes)", b.len()),
             Source::Reader(_) => f.write_str("Reader(..)"),
         }
@@ -38,8 +39,8 @@ pub(crate) use ndarc_verify::lines::{Input, LineSource};
 /// line source that copies it there as it reads.
 pub(crate) fn open(source: Source<'_>) -> io::Result<(Input<'_>, Option<LineSource<'_>>)> {
     match source {
-        Source::Path(p) => file(File::open(p)?),
-        Source::File(f) => file(f),
+        Source::Path(p) => file(File::open(p)?, 0),
+        Source::File(f, start) => file(f, start),
         Source::Bytes(b) => Ok((Input::Slice(b), None)),
         Source::Reader(r) => {
             let (lines, again) = LineSource::stream(r)?;
@@ -50,7 +51,7 @@ pub(crate) fn open(source: Source<'_>) -> io::Result<(Input<'_>, Option<LineSour
 
 /// An open file: read by offset when it is a regular file, else (a pipe,
 /// a device) through a spooled copy.
-fn file<'a>(f: File) -> io::Result<(Input<'a>, Option<LineSource<'a>>)> {
+fn file<'a>(f: File, start: u64) -> io::Result<(Input<'a>, Option<LineSource<'a>>)> {
     let meta = f.metadata()?;
     if meta.is_dir() {
         return Err(io::Error::new(
@@ -64,5 +65,9 @@ fn file<'a>(f: File) -> io::Result<(Input<'a>, Option<LineSource<'a>>)> {
         let (lines, again) = LineSource::stream(f)?;
         return Ok((again, Some(lines)));
     }
-    Ok((Input::File(f), None))
+    if start == 0 {
+        Ok((Input::File(f), None))
+    } else {
+        Ok((Input::FileFrom(f, start), None))
+    }
 }

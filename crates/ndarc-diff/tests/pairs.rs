@@ -862,6 +862,51 @@ fn a_row_sink_gets_the_added_rows_once_in_archive_order() {
     assert!(added_somewhere);
 }
 
+/// Archives that begin part-way into their files (a database packed to a
+/// temporary file) diff as the same bytes in memory: the same result,
+/// rows out of key order read again by offset from where each begins.
+#[test]
+fn archives_part_way_into_files_diff_as_their_bytes() {
+    use std::io::Write;
+    let within = |junk: &[u8], data: &[u8]| {
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(junk).unwrap();
+        f.write_all(data).unwrap();
+        Source::File(f, junk.len() as u64)
+    };
+    for seed in 0..3 {
+        let o = GenOptions {
+            rows: ndarc_testkit::Rows::Between(20, 60),
+            ..GenOptions::small(seed)
+        };
+        let later = Later {
+            seed: seed + 3,
+            changed: 0.2,
+            ..Later::default()
+        };
+        let (a, _) = generate_vec(&o).expect("generate");
+        let shuffled = GenOptions {
+            shuffle_rows: Some(seed + 1),
+            ..o.with_later(later)
+        };
+        let (b, _) = generate_vec(&shuffled).expect("generate shuffled");
+        let opts = Options {
+            row_contents: usize::MAX,
+            ..Options::default()
+        };
+        let bytes = run(&a, &b, &opts).unwrap();
+        assert!(bytes.tables.iter().any(|t| t.unordered), "seed {seed}");
+        let files = diff(
+            within(b"{\"kind\":\"manifest\"}\n\n", &a),
+            within(&[b'\n'; 4097], &b),
+            &opts,
+        )
+        .unwrap();
+        assert!(files.verified, "seed {seed}");
+        assert_eq!(format!("{files:?}"), format!("{bytes:?}"), "seed {seed}");
+    }
+}
+
 /// A later export whose rows (of the tables without rowid) come shuffled
 /// (`GenOptions::shuffle_rows`) is valid and diffs as the key-order one:
 /// the same keys added, removed and changed with the same cells, only in

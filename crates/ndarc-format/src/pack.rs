@@ -299,34 +299,33 @@ impl ArchiveWriter {
         Ok(line.len() as u64)
     }
 
-    /// Writes part lines spooled before the manifest could be written
-    /// (their number is in it), by copying `bytes` bytes of `spool` whole,
-    /// with the digest of each line (without its LF) taken as it was
-    /// spooled, in order: for a writer that makes the parts in one pass
-    /// and learns `partCount` at the end (`ndarc_sqlite::pack_to_temp`).
-    /// Fails (`UnexpectedEof`) when `spool` holds fewer bytes. The caller
-    /// vouches that the digests are those of the lines copied; the copy is
-    /// the kernel's where both ends are files.
-    pub fn copy_spooled<R: io::Read, W: Write>(
-        &mut self,
-        spool: R,
+    /// Starts an archive whose first part lines were written before the
+    /// manifest could be (their number is in it): `bytes` bytes of part
+    /// lines, the digest of each (without its LF) taken as it was written,
+    /// in order. The caller writes `manifest` (canonical JSON, without its
+    /// LF) and its LF itself, so that they end where those lines begin: for
+    /// a writer that makes the parts in one pass and learns `partCount` at
+    /// the end (`ndarc_sqlite::pack_to_temp`, which writes the lines after
+    /// room for the manifest, and the manifest last, so that no line is
+    /// copied). The caller vouches that the digests are those of the lines;
+    /// the parts that follow are written through the writer as usual.
+    pub fn after_parts(
+        manifest: &[u8],
+        part_count: u64,
         digests: &[crate::hash::Digest32],
         bytes: u64,
-        out: &mut W,
-    ) -> io::Result<u64> {
-        let copied = io::copy(&mut spool.take(bytes), out)?;
-        if copied != bytes {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!("the spool holds {copied} bytes of the {bytes} spooled"),
-            ));
-        }
+    ) -> ArchiveWriter {
+        let mut w = ArchiveWriter {
+            archive: ArchiveHasher::new(),
+            planned: part_count,
+            parts: digests.len() as u64,
+            bytes: manifest.len() as u64 + 1 + bytes,
+        };
+        w.archive.add_line(manifest);
         for d in digests {
-            self.archive.add_line_digest(d);
+            w.archive.add_line_digest(d);
         }
-        self.parts += digests.len() as u64;
-        self.bytes += bytes;
-        Ok(bytes)
+        w
     }
 
     /// Writes one whole part line (canonical, without its LF), as made
@@ -563,11 +562,11 @@ mod tests {
         out
     }
 
-    /// Parts spooled with their digests and copied after the manifest
-    /// make the archive a writer that writes them directly makes; a spool
-    /// short of its bytes is refused.
+    /// Parts written before their manifest, with their digests, and the
+    /// manifest put before them make the archive a writer that writes
+    /// them in order makes, and the same account of its bytes and parts.
     #[test]
-    fn spooled_parts_copied_make_the_same_archive() {
+    fn parts_written_before_the_manifest_make_the_same_archive() {
         let manifest = br#"{"kind":"manifest","partCount":2}"#;
         let mut part = PartWriter::new(crate::MAX_PART_LINE);
         let (mut spool, mut digests) = (Vec::new(), Vec::new());
@@ -579,22 +578,22 @@ mod tests {
             digests.push(crate::hash::sha256(&line[..line.len() - 1]));
             spool.extend_from_slice(&line);
         }
-        let mut out = Vec::new();
-        let mut w = ArchiveWriter::begin(manifest, 2, &mut out).unwrap();
-        let n = spool.len() as u64;
-        assert_eq!(
-            w.copy_spooled(&spool[..], &digests, n, &mut out).unwrap(),
-            n
-        );
-        w.close("c", &mut out).unwrap();
+        let w = ArchiveWriter::after_parts(manifest, 2, &digests, spool.len() as u64);
+        assert_eq!(w.parts(), 2);
+        let mut out = manifest.to_vec();
+        out.push(b'\n');
+        out.extend_from_slice(&spool);
+        let sealed = w.close("c", &mut out).unwrap();
 
-        assert_eq!(out, written_whole(manifest));
+        let whole = written_whole(manifest);
+        assert_eq!(out, whole);
+        assert_eq!(sealed.bytes, whole.len() as u64);
+        assert_eq!(sealed.part_count, 2);
 
-        let mut w = ArchiveWriter::begin(manifest, 2, &mut Vec::new()).unwrap();
-        let e = w
-            .copy_spooled(&spool[..], &digests, n + 1, &mut Vec::new())
-            .unwrap_err();
-        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        // One part short of the plan is not sealed.
+        let w = ArchiveWriter::after_parts(manifest, 3, &digests, spool.len() as u64);
+        let e = w.close("c", &mut Vec::new()).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
     }
 
     #[test]

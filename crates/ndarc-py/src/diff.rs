@@ -76,7 +76,7 @@ impl<'a> Opened<'a> {
         match self {
             Opened::Source(s) => s,
             Opened::Packing(r) => match r.into_file() {
-                Some(f) => ndarc_diff::Source::File(f),
+                Some(p) => ndarc_diff::Source::File(p.file, p.start),
                 None => ndarc_diff::Source::Bytes(&[]),
             },
         }

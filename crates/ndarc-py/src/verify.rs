@@ -64,9 +64,13 @@ pub(crate) fn verify(
                     .and_then(ndarc_sqlite::stream::PackedReader::into_file);
                 packing.finish().map_err(|e| refused(&path, e))?;
                 match file {
-                    Some(f) => {
-                        ndarc_verify::verify_file(f, &path.display().to_string(), &opts).map_err(io)
-                    }
+                    Some(p) => ndarc_verify::verify_file(
+                        p.file,
+                        p.start,
+                        &path.display().to_string(),
+                        &opts,
+                    )
+                    .map_err(io),
                     None => Err(Fail::Error("the packer gave no archive".into())),
                 }
             } else {

@@ -41,7 +41,7 @@ pub mod stream;
 pub mod unpack;
 
 pub use error::{Error, Refusal};
-pub use pack::{pack, pack_to_temp, BucketDir, ObjectReferences, PackOptions, PackSummary};
+pub use pack::{pack, pack_to_temp, BucketDir, ObjectReferences, PackOptions, PackSummary, Packed};
 pub use unpack::{unpack, unpack_reader, UnpackOptions, UnpackSummary};
 
 /// SQLite's column affinity (the five kinds; ndarc's

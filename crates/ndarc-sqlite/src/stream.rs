@@ -21,7 +21,7 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use crate::pack::{pack_to_temp, PackOptions};
+use crate::pack::{pack_to_temp, PackOptions, Packed};
 use crate::Error;
 
 /// Whether `path` names a SQLite database (judged by its header; a file
@@ -154,9 +154,9 @@ impl PackStream {
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = Arc::clone(&stop);
         let handle = std::thread::spawn(move || {
-            let (file, _) = pack_to_temp(&db, &opts, &stopping)?;
+            let (packed, _) = pack_to_temp(&db, &opts, &stopping)?;
             // A reader that went away takes no file.
-            let _ = tx.send(file);
+            let _ = tx.send(packed);
             Ok(())
         });
         let ended = Arc::new(AtomicBool::new(false));
@@ -214,8 +214,9 @@ fn pack_options(h: &Header) -> PackOptions {
 /// reads its temporary file; empty when the database could not be packed
 /// ([`PackStream::finish`] says why).
 pub struct PackedReader {
-    rx: Receiver<std::fs::File>,
-    file: Option<std::fs::File>,
+    rx: Receiver<Packed>,
+    /// The packed file, once received (rewound to the archive's start).
+    file: Option<Packed>,
     ended: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
 }
@@ -224,7 +225,10 @@ impl Read for PackedReader {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         if self.file.is_none() {
             match self.rx.recv() {
-                Ok(f) => self.file = Some(f),
+                Ok(mut p) => {
+                    p.rewind()?;
+                    self.file = Some(p);
+                }
                 Err(_) => {
                     self.ended.store(true, Ordering::Release);
                     return Ok(0);
@@ -232,7 +236,7 @@ impl Read for PackedReader {
             }
         }
         let n = match &mut self.file {
-            Some(f) => f.read(out)?,
+            Some(p) => p.file.read(out)?,
             None => 0,
         };
         if n == 0 && !out.is_empty() {
@@ -243,12 +247,13 @@ impl Read for PackedReader {
 }
 
 impl PackedReader {
-    /// Waits for the packer and returns the archive's temporary file,
-    /// rewound, for a reader that reads by offset (the diff); `None` when
-    /// the database could not be packed ([`PackStream::finish`] says why).
-    pub fn into_file(mut self) -> Option<std::fs::File> {
+    /// Waits for the packer and returns the archive's temporary file and
+    /// where the archive begins in it, for a reader that reads by offset
+    /// (`verify`, the diff); `None` when the database could not be packed
+    /// ([`PackStream::finish`] says why).
+    pub fn into_file(mut self) -> Option<Packed> {
         let file = match self.file.take() {
-            Some(f) => Some(f),
+            Some(p) => Some(p),
             None => self.rx.recv().ok(),
         };
         if file.is_none() {
@@ -293,9 +298,19 @@ mod tests {
         opts.part_bytes = 4096;
         let mut packed = Vec::new();
         crate::pack::pack(&db, &opts, &mut packed).unwrap();
-        let (mut file, summary) = pack_to_temp(&db, &opts, &AtomicBool::new(false)).unwrap();
+        let (mut p, summary) = pack_to_temp(&db, &opts, &AtomicBool::new(false)).unwrap();
+        // Written after room for the manifest, which ends where they begin:
+        // the bytes before the archive are never written.
+        assert!(p.start > 0, "{}", p.start);
+        let mut all = Vec::new();
+        std::io::Seek::rewind(&mut p.file).unwrap();
+        p.file.read_to_end(&mut all).unwrap();
+        assert_eq!(all.len() as u64, p.start + summary.bytes);
+        assert!(all[..p.start as usize].iter().all(|&b| b == 0));
+        assert_eq!(&all[p.start as usize..], &packed[..]);
+        p.rewind().unwrap();
         let mut once = Vec::new();
-        file.read_to_end(&mut once).unwrap();
+        p.file.read_to_end(&mut once).unwrap();
         assert_eq!(once, packed);
         assert!(summary.part_count > 10, "{}", summary.part_count);
         assert_eq!(summary.bytes, packed.len() as u64);

@@ -65,11 +65,12 @@ pub fn verify_path(path: &Path, options: &Options) -> Result<Report, Error> {
     file(path, options, &mut ())
 }
 
-/// Verifies an archive already open as a file (a database packed to a
-/// temporary file), read as [`verify_path`] reads one; `name` names it in
-/// errors.
-pub fn verify_file(file: File, name: &str, options: &Options) -> Result<Report, Error> {
-    open_file(file, name.to_string(), options, &mut ())
+/// Verifies an archive already open as a file, beginning `start` bytes
+/// in (a database packed to a temporary file: see [`Input::FileFrom`]),
+/// read as [`verify_path`] reads one; offsets in the report are the
+/// archive's. `name` names it in errors.
+pub fn verify_file(file: File, start: u64, name: &str, options: &Options) -> Result<Report, Error> {
+    open_file(file, start, name.to_string(), options, &mut ())
 }
 
 /// Verifies an archive read from a stream (stdin, a pipe), with bounded
@@ -133,11 +134,12 @@ fn file(path: &Path, options: &Options, tap: &mut dyn Taps) -> Result<Report, Er
         path: name.clone(),
         source,
     })?;
-    open_file(file, name, options, tap)
+    open_file(file, 0, name, options, tap)
 }
 
 fn open_file(
     file: File,
+    start: u64,
     name: String,
     options: &Options,
     tap: &mut dyn Taps,
@@ -150,7 +152,11 @@ fn open_file(
     if !meta.is_file() {
         return Err(Error::NotAFile(name));
     }
-    let input = Input::File(file);
+    let input = if start == 0 {
+        Input::File(file)
+    } else {
+        Input::FileFrom(file, start)
+    };
     let src = LineSource::new(&input).map_err(io)?;
     let pool = pool(options)?;
     run(src, &input, options, Some(&pool), tap).map_err(io)

@@ -307,6 +307,44 @@ fn invalid_archives_give_their_code_at_their_line() {
     );
 }
 
+/// An archive that begins part-way into a file (a database packed to a
+/// temporary file writes its manifest last, just before its parts) is
+/// verified from there as the file of it alone is: every fixture, valid
+/// and invalid, behind bytes that hold LFs and a line of JSON, gives the
+/// same findings at the same lines and offsets (the archive's), the same
+/// counts and the same hashes.
+#[test]
+fn an_archive_part_way_into_a_file_verifies_as_the_file_of_it_does() {
+    use std::io::Write;
+    let junk = b"{\"kind\":\"closing\"}\n\nnot an archive\r\n";
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (name, path) in fixtures("valid").into_iter().chain(fixtures("invalid")) {
+        let data = std::fs::read(&path).unwrap();
+        let alone = ndarc_verify::verify_path(&path, &options()).expect("verify_path runs");
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(junk).unwrap();
+        f.write_all(&data).unwrap();
+        let within = ndarc_verify::verify_file(f, junk.len() as u64, &name, &options())
+            .expect("verify_file runs");
+        checked += 1;
+        if keys(&alone) != keys(&within)
+            || (alone.errors, alone.warnings, alone.lines, alone.bytes)
+                != (within.errors, within.warnings, within.lines, within.bytes)
+            || (&alone.content_hash, &alone.archive_hash)
+                != (&within.content_hash, &within.archive_hash)
+        {
+            failures.push(format!(
+                "{name}:\n  alone:  {}\n  within: {}",
+                show(&alone.findings),
+                show(&within.findings)
+            ));
+        }
+    }
+    assert!(checked > 100, "only {checked} fixtures");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn known_gaps_name_fixtures() {
     let names: BTreeSet<String> = fixtures("invalid").into_iter().map(|(n, _)| n).collect();

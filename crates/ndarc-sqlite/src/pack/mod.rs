@@ -220,29 +220,59 @@ pub fn pack(db: &Path, opts: &PackOptions, out: &mut dyn Write) -> Result<PackSu
 }
 
 /// Packs the SQLite database `db` as [`pack()`] does, in one pass instead
-/// of two, into an unnamed temporary file (in the temporary directory),
-/// returned rewound: for a database read where an archive is (`verify`,
-/// `diff`, `inspect` of a database; [`crate::stream`]), where the second
-/// read of every row was nearly half the time.
+/// of two, into an unnamed temporary file (in the temporary directory):
+/// for a database read where an archive is (`verify`, `diff`, `inspect` of
+/// a database; [`crate::stream`]), where the second read of every row was
+/// nearly half the time.
 ///
 /// The rows' counts are SQLite's (`count(*)` on the same snapshot, checked
 /// against the rows read), so the `contentHash` is made as the rows are
-/// encoded; the part lines are spooled, with their digests, to a first
-/// temporary file, and copied after the manifest once `partCount` is known.
-/// The same archive as [`pack()`] writes, byte for byte, and the same
-/// refusals. The spool is freed as it is copied (on Linux, holes punched
-/// in it), so the temporary files take about the archive's size.
-/// When `stop` is set (the reader went away), the pass stops with
-/// [`Error::Handoff`].
+/// encoded. The part lines are written, with their digests, after room
+/// for the manifest (its line with `partCount` 0, and 20 digits more), and
+/// the manifest, once `partCount` is known, just before them: the archive
+/// begins [`Packed::start`] bytes into the file, and no line is written
+/// twice (the part lines were once spooled to a second file and copied
+/// after the manifest: a quarter of the CPU of diffing two databases went
+/// to the kernel's writes). The same archive as [`pack()`] writes, byte
+/// for byte, and the same refusals. When `stop` is set (the reader went
+/// away), the pass stops with [`Error::Handoff`].
 pub fn pack_to_temp(
     db: &Path,
     opts: &PackOptions,
     stop: &AtomicBool,
-) -> Result<(std::fs::File, PackSummary), Error> {
+) -> Result<(Packed, PackSummary), Error> {
     in_snapshot(db, opts, |conn, product, exported_at, opts| {
         pack_once(conn, product, exported_at, opts, stop)
     })
 }
+
+/// A database packed by [`pack_to_temp`]: an unnamed temporary file whose
+/// archive begins `start` bytes in (the bytes before it are a hole, or
+/// zeros, never read). Read it with `ndarc_verify::lines::Input::FileFrom`,
+/// `ndarc_verify::verify_file` or `ndarc_diff::Source::File`, which take
+/// the start, or [`Packed::rewind`] it for a reader that reads from the
+/// file's position.
+#[derive(Debug)]
+pub struct Packed {
+    /// The temporary file.
+    pub file: std::fs::File,
+    /// Where the archive begins in it.
+    pub start: u64,
+}
+
+impl Packed {
+    /// Seeks the file to the archive's first byte, for a reader that reads
+    /// the file from its position (a stream).
+    pub fn rewind(&mut self) -> std::io::Result<()> {
+        use std::io::{Seek, SeekFrom};
+        self.file.seek(SeekFrom::Start(self.start)).map(drop)
+    }
+}
+
+/// The digits the manifest's `partCount` may take beyond the one digit of
+/// the `0` its room is measured with (a part count is at most 21 digits
+/// before ECMAScript writes it with an exponent).
+const PART_COUNT_DIGITS: u64 = 20;
 
 /// Opens `db` read-only and runs `f` in one snapshot of it, with the
 /// product and `exportedAt` checked and the recorded secret columns the
@@ -421,15 +451,16 @@ fn seal(
 }
 
 /// [`pack_to_temp`]'s one pass: [`pack_in`] with the counts taken from
-/// SQLite first and the part lines spooled until `partCount` is known.
+/// SQLite first and the part lines written before the manifest, after
+/// room for it.
 fn pack_once(
     conn: &Connection,
     product: &str,
     exported_at: &str,
     opts: &PackOptions,
     stop: &AtomicBool,
-) -> Result<(std::fs::File, PackSummary), Error> {
-    use std::io::{BufWriter, Seek};
+) -> Result<(Packed, PackSummary), Error> {
+    use std::io::{BufWriter, Seek, SeekFrom};
     let temp = |what: &str| {
         let what = what.to_string();
         move |e: std::io::Error| {
@@ -450,14 +481,17 @@ fn pack_once(
         let n: i64 = conn.query_row(&sql, [], |r| r.get(0)).map_err(sql_error)?;
         t.count = u64::try_from(n).unwrap_or(0);
     }
-    // The manifest without its `partCount`, which the content header
-    // does not hold.
+    // The manifest with `partCount` 0, which the content header does not
+    // hold: the one written last differs from it only in those digits.
     let header = manifest(product, exported_at, opts, &cat, &objects, &payloads, 0);
     let content = ContentHasher::new(&content_header_digest(&header));
-    drop(header);
-    let spool_file = tempfile::tempfile().map_err(temp("cannot create a temporary file"))?;
+    let room =
+        ndarc_json::to_canonical_vec(&Value::Object(header)).len() as u64 + 1 + PART_COUNT_DIGITS;
+    let mut file = tempfile::tempfile().map_err(temp("cannot create a temporary file"))?;
+    file.seek(SeekFrom::Start(room))
+        .map_err(temp("cannot write a temporary file"))?;
     let mut spool = Spool {
-        file: BufWriter::with_capacity(1 << 20, spool_file),
+        file: BufWriter::with_capacity(1 << 20, file),
         digests: Vec::new(),
         bytes: 0,
         stop,
@@ -488,43 +522,16 @@ fn pack_once(
         &payloads,
         part_count,
     );
+    let mut m = ndarc_json::to_canonical_vec(&Value::Object(m));
     let Spool {
-        file,
+        file: mut out,
         digests,
         bytes,
         ..
     } = spool;
-    let mut spooled = file
-        .into_inner()
-        .map_err(|e| temp("cannot write a temporary file")(e.into_error()))?;
-    spooled
-        .rewind()
-        .map_err(temp("cannot read a temporary file"))?;
-    let archive_file = tempfile::tempfile().map_err(temp("cannot create a temporary file"))?;
-    let mut out = BufWriter::with_capacity(1 << 20, archive_file);
-    let mut archive = ArchiveWriter::begin(
-        &ndarc_json::to_canonical_vec(&Value::Object(m)),
-        part_count,
-        &mut out,
-    )
-    .map_err(out_err)?;
-    // Copied a slice at a time, each slice freed from the spool once
-    // copied: the temporary files take about the archive's size, not
-    // twice it. The digests go with the first slice.
-    let mut copied = 0u64;
-    let mut first = true;
-    while copied < bytes || first {
-        let n = SPOOL_SLICE.min(bytes - copied);
-        let d: &[ndarc_format::hash::Digest32] = if first { &digests } else { &[] };
-        archive
-            .copy_spooled(&spooled, d, n, &mut out)
-            .map_err(out_err)?;
-        out.flush().map_err(out_err)?;
-        free_spooled(&spooled, copied, n);
-        copied += n;
-        first = false;
-    }
-    drop(spooled);
+    let archive = ArchiveWriter::after_parts(&m, part_count, &digests, bytes);
+    drop(digests);
+    // The binary parts and the closing follow the rows' parts.
     let summary = seal(
         &cat,
         (&objects, &payloads),
@@ -535,34 +542,18 @@ fn pack_once(
     let mut file = out
         .into_inner()
         .map_err(|e| temp("cannot write a temporary file")(e.into_error()))?;
-    file.rewind()
-        .map_err(temp("cannot read a temporary file"))?;
-    Ok((file, summary))
-}
-
-/// The slices in which [`pack_once`] copies its spool (in the unit tests,
-/// small, so that a small database takes several).
-#[cfg(not(test))]
-const SPOOL_SLICE: u64 = 64 << 20;
-#[cfg(test)]
-const SPOOL_SLICE: u64 = 4096 + 7;
-
-/// Frees `len` bytes of `spool` at `offset`, already copied, where the
-/// file system can (Linux: a hole punched; elsewhere, or where holes are
-/// not supported, the spool is freed whole when it is dropped).
-fn free_spooled(spool: &std::fs::File, offset: u64, len: u64) {
-    #[cfg(target_os = "linux")]
-    {
-        use rustix::fs::{fallocate, FallocateFlags};
-        let _ = fallocate(
-            spool,
-            FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE,
-            offset,
-            len,
-        );
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (spool, offset, len);
+    m.push(b'\n');
+    let Some(start) = room.checked_sub(m.len() as u64) else {
+        // `manifest` writes the same members whatever the part count.
+        return Err(Error::Output(std::io::Error::other(format!(
+            "the manifest line ({} bytes) outgrew the {room} bytes kept for it",
+            m.len()
+        ))));
+    };
+    file.seek(SeekFrom::Start(start))
+        .and_then(|_| file.write_all(&m))
+        .map_err(temp("cannot write a temporary file"))?;
+    Ok((Packed { file, start }, summary))
 }
 
 /// The part writer and the `contentHash`, handed to the encoding thread
@@ -593,8 +584,9 @@ impl Lines for LineOut<'_> {
     }
 }
 
-/// The one-pass writer's part lines, spooled until the manifest can be
-/// written, each with the digest `archiveHash` takes of it.
+/// The one-pass writer's part lines, written after the room kept for the
+/// manifest before it can be written, each with the digest `archiveHash`
+/// takes of it.
 struct Spool<'a> {
     file: std::io::BufWriter<std::fs::File>,
     digests: Vec<ndarc_format::hash::Digest32>,

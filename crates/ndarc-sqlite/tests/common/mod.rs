@@ -46,9 +46,13 @@ pub fn pack_vec(db: &Path, opts: &PackOptions) -> Result<(Vec<u8>, PackSummary),
     }
     let one = ndarc_sqlite::pack_to_temp(db, &same, &std::sync::atomic::AtomicBool::new(false));
     match (&two, one) {
-        (Ok(s), Ok((mut f, s1))) => {
+        (Ok(s), Ok((mut p, s1))) => {
+            // The archive begins where the file says, and ends the file.
+            let len = p.file.metadata().expect("the temporary file").len();
+            assert_eq!(len, p.start + s1.bytes, "the archive ends the file");
+            p.rewind().expect("seek the temporary file");
             let mut bytes = Vec::new();
-            std::io::Read::read_to_end(&mut f, &mut bytes).expect("read the temporary file");
+            std::io::Read::read_to_end(&mut p.file, &mut bytes).expect("read the temporary file");
             assert!(
                 bytes == out,
                 "one pass:\n{}\ntwo passes:\n{}",

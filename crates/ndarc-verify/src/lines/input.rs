@@ -14,6 +14,13 @@ pub enum Input<'a> {
     Slice(&'a [u8]),
     /// A file (or the spool of a stream), read with `pread`.
     File(File),
+    /// A file whose archive begins `.1` bytes in, read with `pread`;
+    /// every offset is the archive's (from `.1`). A database packed to a
+    /// temporary file is one (`ndarc_sqlite::pack_to_temp`): its part lines
+    /// were written first, after room for the manifest, which then went
+    /// in just before them once `partCount` was known, so that no line is
+    /// copied.
+    FileFrom(File, u64),
 }
 
 impl std::fmt::Debug for Input<'_> {
@@ -21,6 +28,9 @@ impl std::fmt::Debug for Input<'_> {
         match self {
             Input::Slice(b) => write!(f, "Slice({} bytes)", b.len()),
             Input::File(file) => f.debug_tuple("File").field(file).finish(),
+            Input::FileFrom(file, start) => {
+                f.debug_tuple("FileFrom").field(file).field(start).finish()
+            }
         }
     }
 }
@@ -36,6 +46,7 @@ impl Input<'_> {
                 Ok(n)
             }
             Input::File(f) => read_file_at(f, offset, buf),
+            Input::FileFrom(f, start) => read_file_at(f, start.saturating_add(offset), buf),
         }
     }
 

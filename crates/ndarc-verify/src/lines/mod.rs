@@ -113,7 +113,8 @@ pub fn manifest_missing() -> Finding {
 /// What a line is read from.
 enum Backing<'a> {
     Slice(&'a [u8]),
-    File(&'a File),
+    /// A file, its archive beginning `.1` bytes in (see [`Input::FileFrom`]).
+    File(&'a File, u64),
     Stream {
         reader: Box<dyn Read + Send + 'a>,
         /// The copy of what was read, for [`LineSource::stream`]; `None`
@@ -178,12 +179,21 @@ impl<'a> LineSource<'a> {
     pub fn new(input: &'a Input<'_>) -> io::Result<Self> {
         Ok(match input {
             Input::Slice(b) => Self::with(Backing::Slice(b), true, Some(b.len() as u64)),
-            Input::File(f) => {
-                let meta = f.metadata()?;
-                let regular = meta.is_file();
-                Self::with(Backing::File(f), regular, regular.then_some(meta.len()))
-            }
+            Input::File(f) => Self::file(f, 0)?,
+            Input::FileFrom(f, start) => Self::file(f, *start)?,
         })
+    }
+
+    /// Lines of file `f`, its archive beginning `start` bytes in.
+    fn file(f: &'a File, start: u64) -> io::Result<Self> {
+        let meta = f.metadata()?;
+        let regular = meta.is_file();
+        let total = meta.len().saturating_sub(start);
+        Ok(Self::with(
+            Backing::File(f, start),
+            regular,
+            regular.then_some(total),
+        ))
     }
 
     /// Lines of `input` from `offset`, which must be the start of a line
@@ -380,9 +390,9 @@ impl<'a> LineSource<'a> {
             // held up to the limit.
             if skip && !probed && window_max > GROWN_BLOCK && avail >= GROWN_BLOCK / 2 {
                 probed = true;
-                if let Backing::File(f) = &self.backing {
+                if let Backing::File(f, start) = &self.backing {
                     let ahead = (window_max - avail) as u64;
-                    if !lf_or_end_within(f, self.read_pos, ahead)? {
+                    if !lf_or_end_within(f, start.saturating_add(self.read_pos), ahead)? {
                         break;
                     }
                 }
@@ -441,7 +451,7 @@ impl<'a> LineSource<'a> {
         let start = self.start;
         self.start = (lf + 1).min(self.end);
         let rest = self.end - self.start;
-        if matches!(self.backing, Backing::File(_)) {
+        if matches!(self.backing, Backing::File(..)) {
             let line = LineBytes(Repr::Shared {
                 block: Arc::clone(&self.buf),
                 start,
@@ -493,7 +503,7 @@ impl<'a> LineSource<'a> {
     fn fill(&mut self, max_line: usize) -> io::Result<()> {
         let unread = self.end - self.start;
         let have = self.buf.buf.len();
-        let file = matches!(self.backing, Backing::File(_));
+        let file = matches!(self.backing, Backing::File(..));
         let (least, grown) = if file {
             (BLOCK, GROWN_BLOCK)
         } else {
@@ -529,7 +539,7 @@ impl<'a> LineSource<'a> {
         } else {
             have.max(least)
         };
-        if let (Backing::File(_), Some(total)) = (&self.backing, self.total) {
+        if let (Backing::File(..), Some(total)) = (&self.backing, self.total) {
             // No room (zeroed, so resident) past what the file holds.
             let left = total.saturating_sub(self.read_pos);
             // At least a chunk more, should the file have grown.
@@ -568,7 +578,9 @@ impl<'a> LineSource<'a> {
         let buf = &mut p.buf;
         let n = match &mut self.backing {
             Backing::Slice(_) => 0,
-            Backing::File(f) => read_file_at(f, self.read_pos, &mut buf[end..])?,
+            Backing::File(f, start) => {
+                read_file_at(f, start.saturating_add(self.read_pos), &mut buf[end..])?
+            }
             Backing::Stream { reader, spool } => {
                 let n = loop {
                     match reader.read(&mut buf[end..]) {
@@ -893,7 +905,7 @@ mod tests {
         let data = b"ab\ncd\r\n\nlast";
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(data).unwrap();
-        for input in [Input::Slice(data), Input::File(f)] {
+        for input in [Input::Slice(data), Input::File(f), behind(b"x\ny\n", data)] {
             let (got, rest) = collect(LineSource::tail(&input, 3).unwrap(), 100);
             use Code::*;
             assert_eq!(
@@ -915,14 +927,47 @@ mod tests {
         }
     }
 
+    /// A file holding `data` behind `junk`, read from where `data` begins.
+    fn behind(junk: &[u8], data: &[u8]) -> Input<'static> {
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(junk).unwrap();
+        f.write_all(data).unwrap();
+        Input::FileFrom(f, junk.len() as u64)
+    }
+
+    /// A file's lines from an offset in it are those of a file of the
+    /// bytes from there, at the same offsets; nothing before it is read.
+    #[test]
+    fn a_file_from_an_offset_reads_as_the_file_of_its_bytes() {
+        let data = b"ab\ncd\r\n\nlast";
+        let (alone, _) = collect(LineSource::slice(data), 100);
+        for junk in [
+            &b""[..],
+            b"\n",
+            b"{\"kind\":\"manifest\"}\n\n",
+            &[0u8; 5000],
+        ] {
+            let input = behind(junk, data);
+            let src = LineSource::new(&input).unwrap();
+            assert_eq!(src.total(), Some(data.len() as u64));
+            let (got, rest) = collect(src, 100);
+            assert_eq!(got, alone, "behind {} bytes", junk.len());
+            assert!(rest.is_empty());
+        }
+    }
+
     #[test]
     fn line_at_reads_again() {
         let data = b"ab\ncd\r\nlast";
-        for input in [Input::Slice(data), {
-            let mut f = tempfile::tempfile().unwrap();
-            f.write_all(data).unwrap();
-            Input::File(f)
-        }] {
+        for input in [
+            Input::Slice(data),
+            {
+                let mut f = tempfile::tempfile().unwrap();
+                f.write_all(data).unwrap();
+                Input::File(f)
+            },
+            behind(b"z\n\n", data),
+        ] {
             assert_eq!(input.line_at(0, 100).unwrap(), (b"ab".to_vec(), 3));
             assert_eq!(input.line_at(3, 100).unwrap(), (b"cd".to_vec(), 7));
             assert_eq!(input.line_at(7, 100).unwrap(), (b"last".to_vec(), 11));

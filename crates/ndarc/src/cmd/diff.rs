@@ -316,7 +316,7 @@ impl<'a> Opened<'a> {
         match self {
             Opened::Source(s) => s,
             Opened::Packing(r) => match r.into_file() {
-                Some(f) => Source::File(f),
+                Some(p) => Source::File(p.file, p.start),
                 None => Source::Bytes(&[]),
             },
         }

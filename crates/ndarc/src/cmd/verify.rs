@@ -387,7 +387,7 @@ impl Run<'_> {
             }
             match file {
                 // The time reported is the packing's and the verifying's.
-                Some(f) => ndarc_verify::verify_file(f, name, &opts).map(|mut r| {
+                Some(p) => ndarc_verify::verify_file(p.file, p.start, name, &opts).map(|mut r| {
                     r.elapsed = started.elapsed();
                     r
                 }),
