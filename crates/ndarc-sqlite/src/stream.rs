@@ -18,7 +18,7 @@ use std::io::{self, Read};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
 use crate::pack::{pack_to_temp, PackOptions, Packed};
@@ -113,6 +113,21 @@ impl Header {
     }
 }
 
+/// What is done on a pack's thread once its pack is done, before its
+/// archive is handed to the reader (see [`on_packed`]).
+static PACKED: OnceLock<fn()> = OnceLock::new();
+
+/// Sets what is done on a pack's thread once its pack is done and its
+/// buffers freed, before the archive is handed to the reader: the `ndarc`
+/// binary hands its allocator's freed memory back to the system there, so
+/// that the buffers the pack freed moments before are not still resident
+/// while the reading allocates its own (`verify DB` of 1.2 M rows peaked
+/// at 34-36 MiB, against 29-31 MiB, once the reading began as the pack
+/// ended). Set once; nothing is done where it is not set.
+pub fn on_packed(f: fn()) {
+    let _ = PACKED.set(f);
+}
+
 /// The archive of the database at `path`, packed on the fly into memory
 /// under `header` (usually [`Header::for_database`]), for the commands that
 /// hold their input in memory (`mutate`, `fuzz-consumer --base`): at most
@@ -155,6 +170,10 @@ impl PackStream {
         let stopping = Arc::clone(&stop);
         let handle = std::thread::spawn(move || {
             let (packed, _) = pack_to_temp(&db, &opts, &stopping)?;
+            // The pack's buffers are freed; the reading begins now.
+            if let Some(f) = PACKED.get() {
+                f();
+            }
             // A reader that went away takes no file.
             let _ = tx.send(packed);
             Ok(())

@@ -3,9 +3,8 @@
 //! (`-`) never goes through.
 
 use std::path::Path;
-use std::sync::OnceLock;
 
-pub use ndarc_sqlite::stream::{pack_to_vec, Header, PackStream, PackedReader};
+pub use ndarc_sqlite::stream::{on_packed, pack_to_vec, Header, PackStream, PackedReader};
 
 use crate::io::is_stdio;
 
@@ -22,26 +21,4 @@ pub(crate) fn header_of_archive(path: &Path) -> Option<Header> {
         return None;
     }
     Header::of_archive(path)
-}
-
-/// What the program does once a database's pack is done and before its
-/// archive is read (see [`on_packed`]).
-static PACKED: OnceLock<fn()> = OnceLock::new();
-
-/// Sets what is done once a database's pack is done, before its archive
-/// is read: the binary hands its allocator's freed memory back to the
-/// system there (`main.rs`), so that the buffers the pack freed moments
-/// before are not still resident while the reading allocates its own
-/// (`verify DB` peaked 5 MiB higher, 34 against 29 MiB, once the reading
-/// began as the pack ended). Set once; nothing is done where it is not
-/// set (the library, the tests).
-pub fn on_packed(f: fn()) {
-    let _ = PACKED.set(f);
-}
-
-/// Runs what [`on_packed`] set.
-pub(crate) fn packed() {
-    if let Some(f) = PACKED.get() {
-        f();
-    }
 }

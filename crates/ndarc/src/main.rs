@@ -42,7 +42,8 @@ fn purge_freed_memory_at_once() {
 /// Hands the memory freed so far back to the system now, the purge delay
 /// aside (`mi_collect(true)`: the abandoned heaps of threads that ended
 /// are reclaimed and their free pages purged): run once a database's pack
-/// is done, before its archive is read (`ndarc::dbinput::on_packed`).
+/// is done, on its thread, before its archive is read
+/// (`ndarc::dbinput::on_packed`).
 #[allow(unsafe_code)]
 fn release_freed_memory() {
     // SAFETY: asks mimalloc, the global allocator, to collect; it takes no

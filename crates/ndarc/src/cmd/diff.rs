@@ -513,9 +513,6 @@ fn diff(
     let sa = open(&args.before, &args.after, &fallback, tables, &mut packing);
     let sb = open(&args.after, &args.before, &fallback, tables, &mut packing);
     let (sa, sb) = (sa.source(), sb.source());
-    if !packing.is_empty() {
-        dbinput::packed();
-    }
     // The patch takes AFTER's rows while the diff reads it (once), and is
     // written only once the diff is over, AFTER verified.
     let mut patch = match make_patch {

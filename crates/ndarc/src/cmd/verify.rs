@@ -370,7 +370,6 @@ impl Run<'_> {
             let header = self.tables.apply(Header::for_database(path));
             let mut packing = PackStream::spawn(path, &header);
             let file = packing.reader().and_then(PackedReader::into_file);
-            crate::dbinput::packed();
             if let Err(why) = packing.finish().map_err(|e| e.to_string()) {
                 if self.show_progress {
                     eprint!("\r\x1b[2K");
