@@ -309,6 +309,43 @@ fn every_archive_reader_takes_a_database() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
 
+/// `inspect` of a database reads the ends of its packed archive by offset
+/// (the manifest is written last, before the part lines): the size, part
+/// count, tables and `contentHash` are those of the archive `pack` writes.
+#[test]
+fn inspect_of_a_database_shows_its_packed_archive() {
+    let d = dir("inspect-packed");
+    let db = database(&d, "shop.db", 300);
+    let packed = d.join("shop.ndjson");
+    let o = ndarc(&["pack", "--part-bytes", "4K", s(&db), "-o", s(&packed)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let shown = |path: &Path| {
+        let o = ndarc(&["inspect", "--format", "json", s(path)]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+    };
+    let (a, b) = (shown(&db), shown(&packed));
+    // Read where an archive is, the database is packed with the default
+    // part size; the content is the same at any.
+    let o = ndarc(&["pack", s(&db), "-o", s(&packed), "--force"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let c = shown(&packed);
+    for key in [
+        "bytes",
+        "partCount",
+        "rows",
+        "tables",
+        "schema",
+        "framingFindings",
+    ] {
+        assert_eq!(a[key], c[key], "{key}");
+    }
+    assert_eq!(a["closing"]["contentHash"], c["closing"]["contentHash"]);
+    assert_eq!(a["closing"]["contentHash"], b["closing"]["contentHash"]);
+    assert_eq!(a["closing"]["partCount"], c["partCount"]);
+    assert_eq!(a["verified"], c["verified"]);
+}
+
 /// Issue 24's "done when": `unpack` A, patched by `diff A B --format sql`,
 /// diffs equal to B with no options, when A and B have a secret column.
 #[test]

@@ -8,7 +8,7 @@ use ndarc_format::manifest::carried_member;
 use ndarc_format::{Carried, Finding, LineRef, Manifest};
 use ndarc_verify::lines::{self, Input, Line, LineSource};
 
-use crate::dbinput::{Header, PackStream};
+use crate::dbinput::{Header, PackStream, PackedReader};
 
 use crate::exit::{CmdResult, Failure, Status};
 use crate::flags::{DatabaseTables, Format, FormatArg, Limits};
@@ -141,24 +141,25 @@ fn stream_ends(
 fn read_ends(args: &Args, name: &str) -> Result<Ends, Failure> {
     args.tables
         .refuse_without_database([args.file.as_path()], "")?;
-    let part_limit = args.limits.max_line_bytes;
     if is_stdio(&args.file) {
         return stream_ends(std::io::stdin(), args, name);
     }
     let path = &args.file;
     if crate::dbinput::is_database(path) {
-        // A database: packed on the fly and read as a stream, as `verify`
-        // does.
+        // A database: packed on the fly to a temporary file, whose ends
+        // are read as a file's are.
         let header = args.tables.checked()?.apply(Header::for_database(path));
         let mut packing = PackStream::spawn(path, &header);
-        let ends = match packing.reader() {
-            Some(reader) => stream_ends(reader, args, name),
-            None => Err(Failure::new(format!("{name}: the packer gave no archive"))),
-        };
+        let packed = packing.reader().and_then(PackedReader::into_file);
         if let Err(why) = packing.finish() {
             return Err(Failure::new(format!("{name}: {why}")));
         }
-        return ends;
+        let Some(p) = packed else {
+            return Err(Failure::new(format!("{name}: the packer gave no archive")));
+        };
+        let io = |e| Failure::io(format_args!("cannot read {name}"), &e);
+        let size = p.file.metadata().map_err(io)?.len().saturating_sub(p.start);
+        return file_ends(Input::FileFrom(p.file, p.start), size, args, name, io);
     }
     let io = |e| Failure::path("cannot read", path, &e);
     let file = std::fs::File::open(path).map_err(|e| Failure::path("cannot open", path, &e))?;
@@ -169,8 +170,20 @@ fn read_ends(args: &Args, name: &str) -> Result<Ends, Failure> {
             path.display()
         )));
     }
-    let size = meta.len();
-    let input = Input::File(file);
+    file_ends(Input::File(file), meta.len(), args, name, io)
+}
+
+/// The ends of the archive `input` of `size` bytes (a regular file): its
+/// first line, and its last read from within the last 64 KiB, never the
+/// whole file.
+fn file_ends(
+    input: Input<'_>,
+    size: u64,
+    args: &Args,
+    name: &str,
+    io: impl Fn(std::io::Error) -> Failure + Copy,
+) -> Result<Ends, Failure> {
+    let part_limit = args.limits.max_line_bytes;
     let mut src = LineSource::new(&input).map_err(io)?;
     let first = first_line(&mut src, args, name, io)?;
     let mut framing = first.framing.clone();
