@@ -8,7 +8,7 @@ use std::io::{self, Write};
 
 use ndarc_json::{number, write_string};
 
-use crate::hash::ArchiveHasher;
+use crate::hash::{sha256, ArchiveHasher, Digest32};
 
 /// The part sizes (`partBytes`) a producer may use: 1 KiB to the longest
 /// part line, 16 MiB. The one statement of the rule; `pack`, `gen`,
@@ -286,14 +286,28 @@ impl ArchiveWriter {
     /// thread). Fails (`InvalidInput`, nothing written) for a line without
     /// its LF.
     pub fn handed_part<W: Write + ?Sized>(&mut self, line: &[u8], out: &mut W) -> io::Result<u64> {
-        let Some(body) = line.strip_suffix(b"\n") else {
+        let digest = sha256(line.strip_suffix(b"\n").unwrap_or_default());
+        self.handed_part_hashed(line, &digest, out)
+    }
+
+    /// [`ArchiveWriter::handed_part`] of a line whose digest the caller
+    /// took (SHA-256 of the line without its LF), as a writer that hashes
+    /// its lines two at a time does (`pack`). The caller vouches for the
+    /// digest, as for [`ArchiveWriter::after_parts`].
+    pub fn handed_part_hashed<W: Write + ?Sized>(
+        &mut self,
+        line: &[u8],
+        digest: &Digest32,
+        out: &mut W,
+    ) -> io::Result<u64> {
+        if !line.ends_with(b"\n") {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "a handed-over part line ends with its LF",
             ));
-        };
+        }
         self.parts += 1;
-        self.archive.add_line(body);
+        self.archive.add_line_digest(digest);
         out.write_all(line)?;
         self.bytes += line.len() as u64;
         Ok(line.len() as u64)
