@@ -119,6 +119,23 @@ mod tests {
         }
     }
 
+    #[test]
+    fn eight_digits_are_read_as_their_value_and_nothing_else_is() {
+        assert_eq!(eight_digits(b"12345678"), Some(12_345_678));
+        assert_eq!(eight_digits(b"00000000"), Some(0));
+        assert_eq!(eight_digits(b"99999999"), Some(99_999_999));
+        assert_eq!(eight_digits(b"00000010"), Some(10));
+        assert_eq!(eight_digits(b"1234567"), None);
+        // Every byte that is not a digit, in every position.
+        for at in 0..8 {
+            for b in (0..=255u8).filter(|b| !b.is_ascii_digit()) {
+                let mut chunk = *b"31415926";
+                chunk[at] = b;
+                assert_eq!(eight_digits(&chunk), None, "{b:#x} at {at}");
+            }
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
 
@@ -317,4 +334,136 @@ fn short_exponent(int: &[u8], frac: &[u8], exp: &[u8]) -> bool {
         b'+' => (21..=307).contains(&n),
         _ => (7..=307).contains(&n),
     }
+}
+
+/// Reads a plain decimal `int.frac` (no exponent) at `start` in `b` of at
+/// most 18 significant digits that ECMAScript writes as written, in one
+/// pass with its digits gathered on the way as an integer w, with f
+/// fraction digits: the offset past it, and its value when it was
+/// computed (`None` for a decimal judged by its digits alone). `None`
+/// leaves the token (whatever it is, canonical or not) to the general
+/// reader ([`token`], then the conversion), which is never looser.
+///
+/// A decimal of at most 15 significant digits is judged by its digits
+/// ([`short_fixed`]). A longer one
+/// (f at most 22) is canonical when ECMAScript writes its value as the
+/// text, its value being w / 10^f. That quotient is computed here from
+/// w, not by `str::parse` reading the text again, and the check needs
+/// no proof that it is rounded right: ECMAScript's text of a double v
+/// reads back as v, so a v written as the text is the text's value.
+/// A v rounded wrong is only written otherwise, and the general
+/// reader then decides. These are the 16- and 17-digit decimals of
+/// `Math.random()` and of computed amounts, about half the rows of a
+/// narrow archive.
+#[inline]
+pub(crate) fn plain_decimal(b: &[u8], start: usize) -> Option<(usize, Option<f64>)> {
+    const POW10: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ];
+    let negative = b.get(start) == Some(&b'-');
+    let first = start + usize::from(negative);
+    // The digits so far as an integer; below 10^18 while there are at
+    // most 18 significant ones, which is all this reader takes.
+    let mut w: u64 = 0;
+    let mut i = first;
+    match b.get(i)? {
+        b'0' => i += 1,
+        b'1'..=b'9' => {
+            while let Some(d @ b'0'..=b'9') = b.get(i) {
+                if i - first == 17 {
+                    return None;
+                }
+                w = w * 10 + u64::from(d - b'0');
+                i += 1;
+            }
+        }
+        _ => return None,
+    }
+    let int = (first, i);
+    if b.get(i) != Some(&b'.') {
+        return None;
+    }
+    i += 1;
+    let frac_start = i;
+    // Eight digits at a time while the fraction has them: most of a
+    // long decimal's digits are its fraction's.
+    while i + 8 - frac_start <= 22 && w < 10_000_000_000 {
+        match b.get(i..i + 8).and_then(eight_digits) {
+            Some(d) => w = w * 100_000_000 + d,
+            None => break,
+        }
+        i += 8;
+    }
+    while let Some(d @ b'0'..=b'9') = b.get(i) {
+        // More than 22 fraction digits, or more than 17 significant
+        // ones, are the general reader's.
+        if i - frac_start == 22 || w >= 100_000_000_000_000_000 {
+            return None;
+        }
+        w = w * 10 + u64::from(d - b'0');
+        i += 1;
+    }
+    let frac = (frac_start, i);
+    if frac.0 == frac.1 || matches!(b.get(i), Some(b'e' | b'E')) {
+        return None;
+    }
+    let int_digits = &b[int.0..int.1];
+    let frac_digits = &b[frac.0..frac.1];
+    let value = if short_fixed(int_digits, frac_digits) {
+        None
+    } else {
+        // Not short: a trailing 0, under 10^-6 (ECMAScript writes an
+        // exponent), or more than 15 significant digits.
+        if frac_digits.last() == Some(&b'0') {
+            return None;
+        }
+        let p = POW10[frac.1 - frac.0];
+        let magnitude = if w <= 1 << 53 {
+            // Both exact: one rounding (Clinger's fast path).
+            w as f64 / p
+        } else {
+            // w = hi + lo, with hi = w rounded and lo exact; hi / p = q
+            // + r / p exactly (the remainder of a division is exact,
+            // by fma). Summed, the quotient is rounded right in all but
+            // rare cases (none of 25,723 17-digit amounts).
+            let hi = w as f64;
+            let lo = (w as i64 - hi as i64) as f64;
+            let q = hi / p;
+            let r = (-q).mul_add(p, hi);
+            q + (r + lo) / p
+        };
+        let v = if negative { -magnitude } else { magnitude };
+        let mut buf = ryu_js::Buffer::new();
+        if v == 0.0 || buf.format_finite(v).as_bytes() != &b[start..i] {
+            return None;
+        }
+        Some(v)
+    };
+    Some((i, value))
+}
+
+/// The value of eight ASCII digits, or `None` if any byte is not one (the
+/// SWAR reading of simdjson and fast_float: the digit test, then three
+/// multiplications that add the digits pairwise, by fours, then all).
+#[inline(always)]
+fn eight_digits(chunk: &[u8]) -> Option<u64> {
+    let x = u64::from_le_bytes(chunk.try_into().ok()?);
+    // Each byte's high nibble is 3 and its low nibble plus 6 stays below 16.
+    let digits = (x & 0xF0F0_F0F0_F0F0_F0F0)
+        | (((x.wrapping_add(0x0606_0606_0606_0606)) & 0xF0F0_F0F0_F0F0_F0F0) >> 4);
+    if digits != 0x3333_3333_3333_3333 {
+        return None;
+    }
+    let v = x - 0x3030_3030_3030_3030;
+    let v = v * 10 + (v >> 8);
+    const MASK: u64 = 0x0000_00FF_0000_00FF;
+    const MUL1: u64 = 0x000F_4240_0000_0064;
+    const MUL2: u64 = 0x0000_2710_0000_0001;
+    Some(
+        ((v & MASK)
+            .wrapping_mul(MUL1)
+            .wrapping_add(((v >> 16) & MASK).wrapping_mul(MUL2)))
+            >> 32,
+    )
 }

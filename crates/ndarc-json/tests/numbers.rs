@@ -207,3 +207,40 @@ fn exponent_spellings_are_judged_as_the_conversion_judges_them() {
         None
     });
 }
+
+#[test]
+fn fixed_spellings_are_judged_as_the_conversion_judges_them() {
+    // Each vector rounded to 0 to 20 fraction digits in plain decimal form
+    // (`ddd.ddd`), negated too: the scanner accepts such a text exactly when
+    // ECMAScript writes its value so, and reads the value the conversion
+    // reads, whether it decides by the digits, by one division (16 digits)
+    // or by converting the text.
+    check_all("fixed spellings", |v| {
+        let d = f64::from_bits(v.bits).abs();
+        if !(1e-7..1e21).contains(&d) {
+            return None;
+        }
+        for precision in 0..=20 {
+            for sign in ["", "-"] {
+                let text = format!("{sign}{d:.precision$}");
+                let value: f64 = text.parse().ok()?;
+                let canonical = number::format(value) == text;
+                let checked = matches!(check_canonical(text.as_bytes()), Ok(None));
+                let scanned = Scanner::new(text.as_bytes())
+                    .and_then(|mut s| Some((s.raw_number()?, s.is_at_end())));
+                let accepted = matches!(scanned, Some((_, true)));
+                if checked != canonical || accepted != canonical {
+                    return Some(format!(
+                        "{text}: canonical {canonical}, check_canonical {checked}, scanner {accepted}"
+                    ));
+                }
+                if let Some((n, _)) = scanned {
+                    if n.value().to_bits() != value.to_bits() {
+                        return Some(format!("{text}: scanner read {:e}", n.value()));
+                    }
+                }
+            }
+        }
+        None
+    });
+}
