@@ -17,24 +17,37 @@ pub fn write(n: f64, out: &mut Vec<u8>) {
         out.push(b'0');
         return;
     }
-    if n.trunc() == n && n.abs() < 1e15 {
-        // Integers below 10^15 print as plain digits; itoa-style is faster.
-        let mut v = n.abs() as u64;
-        let mut tmp = [0u8; 20];
-        let mut i = tmp.len();
-        while v > 0 {
-            i -= 1;
-            tmp[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-        }
-        if n < 0.0 {
-            out.push(b'-');
-        }
-        out.extend_from_slice(&tmp[i..]);
+    // Integers below 10^15 print as plain digits; itoa-style is faster.
+    // Below 10^15 the cast truncates exactly, so it tells an integer
+    // (`f64::trunc` is a call to libm on x86-64 without SSE4.1).
+    if n.abs() < 1e15 && (n as i64) as f64 == n {
+        write_integer(n as i64, out);
         return;
     }
     let mut buf = ryu_js::Buffer::new();
     out.extend_from_slice(buf.format_finite(n).as_bytes());
+}
+
+/// Appends the digits of `i` (not 0), with its sign.
+///
+/// Tried and not kept: the digits written into a fixed buffer that is
+/// appended whole and cut to length (no `memcpy` call of varying length).
+/// It ran fewer instructions but packed narrow rows 10 % slower: wide
+/// loads of bytes just stored one at a time wait for the stores.
+#[inline]
+fn write_integer(i: i64, out: &mut Vec<u8>) {
+    let mut v = i.unsigned_abs();
+    let mut tmp = [0u8; 20];
+    let mut at = tmp.len();
+    while v > 0 {
+        at -= 1;
+        tmp[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    if i < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&tmp[at..]);
 }
 
 #[cfg(test)]
@@ -66,6 +79,25 @@ mod tests {
         assert_eq!(w(-999999999999999.0), "-999999999999999");
         assert_eq!(w(1e-6), "0.000001");
         assert_eq!(w(4.35), "4.35");
+        for (n, text) in [
+            (1.0, "1"),
+            (-1.0, "-1"),
+            (9.0, "9"),
+            (10.0, "10"),
+            (-10.0, "-10"),
+            (99.0, "99"),
+            (100.0, "100"),
+            (123456789012345.0, "123456789012345"),
+            (-100000000000000.0, "-100000000000000"),
+            (1e15, "1000000000000000"),
+            (-1e15, "-1000000000000000"),
+        ] {
+            assert_eq!(w(n), text);
+        }
+        // Appended after what the buffer holds.
+        let mut out = b"[7,".to_vec();
+        write(-42.0, &mut out);
+        assert_eq!(out, b"[7,-42");
     }
 
     /// What `short` decides for `text` (a number token).
