@@ -377,9 +377,8 @@ fn short_exponent(int: &[u8], frac: &[u8], exp: &[u8]) -> bool {
 /// reader ([`token`], then the conversion), which is never looser.
 ///
 /// A decimal of at most 15 significant digits is judged by its digits
-/// ([`short_fixed`]). A longer one
-/// (f at most 22) is canonical when ECMAScript writes its value as the
-/// text, its value being w / 10^f. That quotient is computed here from
+/// ([`short_fixed`]). A longer one (f at most 22) is canonical when
+/// ECMAScript writes its value as the text, its value being w / 10^f. That quotient is computed here from
 /// w, not by `str::parse` reading the text again, and the check needs
 /// no proof that it is rounded right: ECMAScript's text of a double v
 /// reads back as v, so a v written as the text is the text's value.
