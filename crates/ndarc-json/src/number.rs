@@ -378,14 +378,14 @@ fn short_exponent(int: &[u8], frac: &[u8], exp: &[u8]) -> bool {
 ///
 /// A decimal of at most 15 significant digits is judged by its digits
 /// ([`short_fixed`]). A longer one (f at most 22) is canonical when
-/// ECMAScript writes its value as the text, its value being w / 10^f. That quotient is computed here from
-/// w, not by `str::parse` reading the text again, and the check needs
-/// no proof that it is rounded right: ECMAScript's text of a double v
-/// reads back as v, so a v written as the text is the text's value.
-/// A v rounded wrong is only written otherwise, and the general
-/// reader then decides. These are the 16- and 17-digit decimals of
-/// `Math.random()` and of computed amounts, about half the rows of a
-/// narrow archive.
+/// ECMAScript writes its value as the text, its value being w / 10^f.
+/// That quotient is computed here from w, not by `str::parse` reading
+/// the text again, and the check needs no proof that it is rounded right:
+/// ECMAScript's text of a double v reads back as v, so a v written as the
+/// text is the text's value. A v rounded wrong is only written otherwise,
+/// and the general reader then decides. These are the 16- and 17-digit
+/// decimals of `Math.random()` and of computed amounts, about half the
+/// rows of a narrow archive.
 #[inline]
 pub(crate) fn plain_decimal(b: &[u8], start: usize) -> Option<(usize, Option<f64>)> {
     const POW10: [f64; 23] = [
@@ -427,7 +427,7 @@ pub(crate) fn plain_decimal(b: &[u8], start: usize) -> Option<(usize, Option<f64
         i += 8;
     }
     while let Some(d @ b'0'..=b'9') = b.get(i) {
-        // More than 22 fraction digits, or more than 17 significant
+        // More than 22 fraction digits, or more than 18 significant
         // ones, are the general reader's.
         if i - frac_start == 22 || w >= 100_000_000_000_000_000 {
             return None;
