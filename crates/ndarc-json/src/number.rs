@@ -465,13 +465,34 @@ pub(crate) fn plain_decimal(b: &[u8], start: usize) -> Option<(usize, Option<f64
             q + (r + lo) / p
         };
         let v = if negative { -magnitude } else { magnitude };
-        let mut buf = ryu_js::Buffer::new();
-        if v == 0.0 || buf.format_finite(v).as_bytes() != &b[start..i] {
-            return None;
+        if !(w < 1 << 53 && alone_in_its_interval(w, p, magnitude, int_digits, frac_digits)) {
+            let mut buf = ryu_js::Buffer::new();
+            if v == 0.0 || buf.format_finite(v).as_bytes() != &b[start..i] {
+                return None;
+            }
         }
         Some(v)
     };
     Some((i, value))
+}
+
+/// Whether ECMAScript writes `v` = w / `p` (w below 2^53 with more than
+/// 15 digits, the last not 0; `p` = 10^f exact) as the plain decimal
+/// `int.frac` of w's digits, decided by two divisions instead of writing
+/// `v` out: true when neither decimal one step away, (w ± 1) × 10^-f,
+/// rounds to v (each quotient exact, so rounded once, as parsing rounds)
+/// and the text is not below 10^-6. Why that suffices: the reals that
+/// round to v form an interval, and it then holds one point of the grid
+/// k × 10^-f, the text. Every decimal of at most 16 digits near v lies on
+/// that grid (the interval does not reach below 10^(15-f), where a finer
+/// grid begins, or w - 1 would be in it), so no shorter decimal rounds to
+/// v and no other of 16 digits does: ECMAScript's shortest, closest
+/// digits are w's. `false` leaves the text to the written-out comparison.
+#[inline]
+fn alone_in_its_interval(w: u64, p: f64, v: f64, int: &[u8], frac: &[u8]) -> bool {
+    // ECMAScript writes an exponent below 10^-6.
+    let fixed = int != b"0" || frac.iter().take_while(|&&d| d == b'0').count() <= 5;
+    fixed && (w - 1) as f64 / p != v && (w + 1) as f64 / p != v
 }
 
 /// The value of eight ASCII digits, or `None` if any byte is not one (the
