@@ -368,6 +368,15 @@ fn short_exponent(int: &[u8], frac: &[u8], exp: &[u8]) -> bool {
     }
 }
 
+/// The powers of ten a double holds exactly, 10^0 to 10^22: an integer
+/// below 2^53 multiplied or divided by one of them is rounded once, so
+/// the product or quotient is the decimal's correctly rounded value
+/// (Clinger's fast path).
+pub const POW10_EXACT: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
 /// Reads a plain decimal `int.frac` (no exponent) at `start` in `b` of at
 /// most 18 significant digits that ECMAScript writes as written, in one
 /// pass with its digits gathered on the way as an integer w, with f
@@ -388,10 +397,6 @@ fn short_exponent(int: &[u8], frac: &[u8], exp: &[u8]) -> bool {
 /// rows of a narrow archive.
 #[inline]
 pub(crate) fn plain_decimal(b: &[u8], start: usize) -> Option<(usize, Option<f64>)> {
-    const POW10: [f64; 23] = [
-        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
-        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-    ];
     let negative = b.get(start) == Some(&b'-');
     let first = start + usize::from(negative);
     // The digits so far as an integer; below 10^18 while there are at
@@ -449,7 +454,7 @@ pub(crate) fn plain_decimal(b: &[u8], start: usize) -> Option<(usize, Option<f64
         if frac_digits.last() == Some(&b'0') {
             return None;
         }
-        let p = POW10[frac.1 - frac.0];
+        let p = POW10_EXACT[frac.1 - frac.0];
         let magnitude = if w <= 1 << 53 {
             // Both exact: one rounding (Clinger's fast path).
             w as f64 / p

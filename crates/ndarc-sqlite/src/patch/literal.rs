@@ -1,6 +1,7 @@
 //! Cells as SQL literals that SQLite reads back as exactly the value
 //! `unpack` binds, on one line.
 
+use ndarc_json::number::POW10_EXACT;
 use ndarc_json::Value;
 
 /// A cell as an SQL literal: `NULL`, a number, `'text'`, `X'blob'`, with
@@ -127,12 +128,6 @@ pub fn exact_real(n: f64) -> String {
     out
 }
 
-/// Exact powers of ten as doubles.
-const POW10: [f64; 23] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
-    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-];
-
 /// The significant digits (at most 15, no trailing zero) and the power of
 /// ten of a decimal JSON number's magnitude: `d·10^e`.
 fn decimal_parts(text: &str) -> Option<(u64, i32)> {
@@ -217,7 +212,7 @@ pub(super) fn decimal_is_exact(text: &str, v: f64) -> bool {
         let Some(ld) = scaled(m53, s1 + s2) else {
             return false;
         };
-        (ld, s as f64 * POW10[e as usize])
+        (ld, s as f64 * POW10_EXACT[e as usize])
     } else {
         let k = e.unsigned_abs();
         if k > 18 {
@@ -236,7 +231,7 @@ pub(super) fn decimal_is_exact(text: &str, v: f64) -> bool {
         let Some(ld) = scaled(m53, s1 + s2 - t as i32) else {
             return false;
         };
-        (ld, digits as f64 / POW10[k as usize])
+        (ld, digits as f64 / POW10_EXACT[k as usize])
     };
     long_double == mag && double == mag
 }
