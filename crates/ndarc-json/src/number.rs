@@ -322,16 +322,30 @@ pub(crate) fn short_fixed(int: &[u8], frac: &[u8]) -> bool {
     if frac.last() == Some(&b'0') {
         return false;
     }
+    let zeros = fraction_zeros(int, frac);
+    if zeros > MAX_FRACTION_ZEROS {
+        return false;
+    }
     let significant = if int == b"0" {
-        let zeros = frac.iter().take_while(|&&d| d == b'0').count();
-        if zeros > 5 {
-            return false;
-        }
         frac.len() - zeros
     } else {
         int.len() + frac.len()
     };
     significant <= 15
+}
+
+/// The most zeros ECMAScript writes between `0.` and a decimal's first
+/// significant digit: below 10^-6 it writes an exponent instead.
+const MAX_FRACTION_ZEROS: usize = 5;
+
+/// The zeros of the fraction `frac` before its first significant digit
+/// when the integer part `int` is `0`; none otherwise.
+fn fraction_zeros(int: &[u8], frac: &[u8]) -> usize {
+    if int == b"0" {
+        frac.iter().take_while(|&&d| d == b'0').count()
+    } else {
+        0
+    }
 }
 
 /// Whether an exponent form, one digit `int`, fraction digits `frac`
@@ -495,9 +509,9 @@ pub(crate) fn plain_decimal(b: &[u8], start: usize) -> Option<(usize, Option<f64
 /// digits are w's. `false` leaves the text to the written-out comparison.
 #[inline]
 fn alone_in_its_interval(w: u64, p: f64, v: f64, int: &[u8], frac: &[u8]) -> bool {
-    // ECMAScript writes an exponent below 10^-6.
-    let fixed = int != b"0" || frac.iter().take_while(|&&d| d == b'0').count() <= 5;
-    fixed && (w - 1) as f64 / p != v && (w + 1) as f64 / p != v
+    fraction_zeros(int, frac) <= MAX_FRACTION_ZEROS
+        && (w - 1) as f64 / p != v
+        && (w + 1) as f64 / p != v
 }
 
 /// The value of eight ASCII digits, or `None` if any byte is not one (the
