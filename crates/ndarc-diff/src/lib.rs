@@ -31,7 +31,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod chan;
 pub mod gate;
 mod glob;
 mod key;
@@ -318,8 +317,8 @@ pub fn diff_labeled_with_sink(
     // Whose turn it is to read its manifest (see `side::run`).
     let turn = &std::sync::Mutex::new(());
     std::thread::scope(|s| {
-        let (txa, rxa) = chan::channel(AHEAD_BYTES);
-        let (txb, rxb) = chan::channel(AHEAD_BYTES);
+        let (txa, rxa) = ndarc_verify::chan::channel(AHEAD_BYTES);
+        let (txb, rxb) = ndarc_verify::chan::channel(AHEAD_BYTES);
         let (ia, ib, na2, nb2) = (&ia, &ib, &na, &nb);
         std::thread::Builder::new()
             .name("ndarc-diff-before".into())

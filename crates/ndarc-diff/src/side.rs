@@ -224,7 +224,7 @@ pub(crate) struct LineInfo {
     pub(crate) offset: u64,
 }
 
-impl crate::chan::Weight for Event {
+impl ndarc_verify::chan::Weight for Event {
     /// Bytes an event holds, roughly, for the channel's budget.
     fn weight(&self) -> usize {
         match self {
@@ -247,7 +247,7 @@ pub(crate) fn run(
     name: &str,
     opts: &Options,
     turn: &std::sync::Mutex<()>,
-    tx: crate::chan::Sender<Event>,
+    tx: ndarc_verify::chan::Sender<Event>,
 ) {
     let ctx = Ctx {
         side,
@@ -299,7 +299,7 @@ fn read(
     lines: &mut LineSource<'_>,
     input: &Input<'_>,
     ctx: &Ctx<'_>,
-    tx: &crate::chan::Sender<Event>,
+    tx: &ndarc_verify::chan::Sender<Event>,
 ) -> Result<Option<SideEnd>, Error> {
     let verify = !ctx.opts.no_verify;
     let vopts = &ctx.opts.verify;

@@ -129,7 +129,7 @@ impl Anchors {
 }
 
 /// The kinds of line after the manifest.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Body {
     /// A part with row items of one table.
     Rows(Box<RowsPart>),
@@ -148,7 +148,7 @@ pub enum Body {
 }
 
 /// A part of row items.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RowsPart {
     /// The part's `index`.
     pub index: Option<u64>,
@@ -213,7 +213,7 @@ impl BinaryKind {
 }
 
 /// A part holding one chunk of an object or payload.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct BinaryPart {
     /// The part's `index`.
     pub index: Option<u64>,
@@ -231,7 +231,7 @@ pub struct BinaryPart {
 }
 
 /// Bytes of one chunk.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Chunk {
     /// The chunk is the whole binary; this is the SHA-256 of its bytes.
     Whole(Digest32),

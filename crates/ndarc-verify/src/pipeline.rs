@@ -62,15 +62,22 @@ pub fn verify_bytes(data: &[u8], options: &Options) -> Report {
 /// Verifies a file, read through 1 MiB buffers (see [`crate::lines`]): a
 /// file that shrinks meanwhile ends early, with a finding.
 pub fn verify_path(path: &Path, options: &Options) -> Result<Report, Error> {
-    file(path, options, &mut ())
+    let name = path.display().to_string();
+    let f = File::open(path).map_err(|source| Error::Io {
+        path: name.clone(),
+        source,
+    })?;
+    let input = file_input(f, 0, &name)?;
+    file(&input, name, options, &mut ())
 }
 
 /// Verifies an archive already open as a file, beginning `start` bytes
 /// in (a database packed to a temporary file: see [`Input::FileFrom`]),
 /// read as [`verify_path`] reads one; offsets in the report are the
 /// archive's. `name` names it in errors.
-pub fn verify_file(file: File, start: u64, name: &str, options: &Options) -> Result<Report, Error> {
-    open_file(file, start, name.to_string(), options, &mut ())
+pub fn verify_file(f: File, start: u64, name: &str, options: &Options) -> Result<Report, Error> {
+    let input = file_input(f, start, name)?;
+    file(&input, name.to_string(), options, &mut ())
 }
 
 /// Verifies an archive read from a stream (stdin, a pipe), with bounded
@@ -88,9 +95,7 @@ pub fn read_bytes<R: Reader + ?Sized>(
     options: &Options,
     reader: &mut R,
 ) -> Result<Report, ReadError<R::Error>> {
-    let mut tap = Tap::new(reader);
-    let report = bytes(data, options, &mut tap);
-    read::finish(tap, report)
+    with_reader(options, reader, |tap| bytes(data, options, tap))
 }
 
 /// [`verify_path`], handing each accepted part line to `reader` (see
@@ -100,9 +105,14 @@ pub fn read_path<R: Reader + ?Sized>(
     options: &Options,
     reader: &mut R,
 ) -> Result<Report, ReadError<R::Error>> {
-    let mut tap = Tap::new(reader);
-    let report = file(path, options, &mut tap);
-    read::finish(tap, report)
+    let name = path.display().to_string();
+    let input = File::open(path)
+        .map_err(|source| Error::Io {
+            path: name.clone(),
+            source,
+        })
+        .and_then(|f| file_input(f, 0, &name))?;
+    with_reader(options, reader, |tap| file(&input, name, options, tap))
 }
 
 /// [`verify_reader`], handing each accepted part line to `reader` (see
@@ -112,12 +122,30 @@ pub fn read_stream<S: Read + Send, R: Reader + ?Sized>(
     options: &Options,
     reader: &mut R,
 ) -> Result<Report, ReadError<R::Error>> {
-    let mut tap = Tap::new(reader);
-    let report = stream(stream_in, options, &mut tap);
-    read::finish(tap, report)
+    with_reader(options, reader, |tap| stream(stream_in, options, tap))
 }
 
-fn bytes(data: &[u8], options: &Options, tap: &mut dyn Taps) -> Result<Report, Error> {
+/// Runs `verify` with `reader` as its tap: on this thread with one job
+/// (`--jobs 1` uses one core), else with the verification on a thread of
+/// its own and the reader on this one ([`read::relayed`]).
+fn with_reader<'a, R, V>(
+    options: &Options,
+    reader: &mut R,
+    verify: V,
+) -> Result<Report, ReadError<R::Error>>
+where
+    R: Reader + ?Sized,
+    V: FnOnce(&mut dyn Taps<'a>) -> Result<Report, Error> + Send,
+{
+    if jobs(options) == 1 {
+        let mut tap = Tap::new(reader);
+        let report = verify(&mut tap);
+        return read::finish(tap, report);
+    }
+    read::relayed(reader, verify)
+}
+
+fn bytes<'a>(data: &'a [u8], options: &Options, tap: &mut dyn Taps<'a>) -> Result<Report, Error> {
     let input = Input::Slice(data);
     // A pool that cannot start (no threads to be had) leaves the work to
     // rayon's global pool.
@@ -128,44 +156,43 @@ fn bytes(data: &[u8], options: &Options, tap: &mut dyn Taps) -> Result<Report, E
     })
 }
 
-fn file(path: &Path, options: &Options, tap: &mut dyn Taps) -> Result<Report, Error> {
-    let name = path.display().to_string();
-    let file = File::open(path).map_err(|source| Error::Io {
-        path: name.clone(),
+/// The input of a file whose archive begins `start` bytes in; a directory,
+/// a pipe or a device is refused (read those as streams).
+fn file_input(file: File, start: u64, name: &str) -> Result<Input<'static>, Error> {
+    let meta = file.metadata().map_err(|source| Error::Io {
+        path: name.to_string(),
         source,
     })?;
-    open_file(file, 0, name, options, tap)
+    if !meta.is_file() {
+        return Err(Error::NotAFile(name.to_string()));
+    }
+    Ok(if start == 0 {
+        Input::File(file)
+    } else {
+        Input::FileFrom(file, start)
+    })
 }
 
-fn open_file(
-    file: File,
-    start: u64,
+/// Verifies the archive of a file `input` (named `name` in errors).
+fn file<'a>(
+    input: &'a Input<'_>,
     name: String,
     options: &Options,
-    tap: &mut dyn Taps,
+    tap: &mut dyn Taps<'a>,
 ) -> Result<Report, Error> {
     let io = |source| Error::Io {
         path: name.clone(),
         source,
     };
-    let meta = file.metadata().map_err(io)?;
-    if !meta.is_file() {
-        return Err(Error::NotAFile(name));
-    }
-    let input = if start == 0 {
-        Input::File(file)
-    } else {
-        Input::FileFrom(file, start)
-    };
-    let src = LineSource::new(&input).map_err(io)?;
+    let src = LineSource::new(input).map_err(io)?;
     let pool = pool(options)?;
-    run(src, &input, options, Some(&pool), tap).map_err(io)
+    run(src, input, options, Some(&pool), tap).map_err(io)
 }
 
-fn stream(
-    reader: impl Read + Send,
+fn stream<'a>(
+    reader: impl Read + Send + 'a,
     options: &Options,
-    tap: &mut dyn Taps,
+    tap: &mut dyn Taps<'a>,
 ) -> Result<Report, Error> {
     let io = |source| Error::Io {
         path: "<stdin>".into(),
@@ -201,7 +228,7 @@ fn run<'a>(
     again: &Input<'_>,
     options: &Options,
     pool: Option<&rayon::ThreadPool>,
-    tap: &mut dyn Taps,
+    tap: &mut dyn Taps<'a>,
 ) -> std::io::Result<Report> {
     let started = Instant::now();
     let mut session = match start(&mut src, options, tap, started)? {
@@ -218,10 +245,10 @@ fn run<'a>(
 /// Reads the manifest line and starts the session on it, or gives the
 /// report of a verification that stops there (no manifest line, one over
 /// its limit, one that cannot be read as a manifest).
-fn start(
-    src: &mut LineSource<'_>,
+fn start<'a>(
+    src: &mut LineSource<'a>,
     options: &Options,
-    tap: &mut dyn Taps,
+    tap: &mut dyn Taps<'a>,
     started: Instant,
 ) -> std::io::Result<Result<Session, Report>> {
     let mut c = Collector::new(options.max_errors.max(1));
@@ -249,7 +276,7 @@ fn start(
         Ok(s) => s,
         Err(r) => return Ok(Err(refused(r.findings, r.started, src))),
     };
-    tap.start(session.plan(), at, session.errors());
+    tap.start(session.plan(), &first, session.errors());
     Ok(Ok(session))
 }
 
@@ -265,8 +292,8 @@ type Checked<'l> = (
 
 /// Feeds checked lines to the session in line order, and to a reader's
 /// tap.
-struct Feed<'t> {
-    tap: &'t mut dyn Taps,
+struct Feed<'t, 'a> {
+    tap: &'t mut dyn Taps<'a>,
     /// The sequence number of the next line to feed.
     fed_seq: u64,
     /// Lines were dropped unfed past the error limit.
@@ -276,13 +303,12 @@ struct Feed<'t> {
     /// Lines are to be checked with their spans (a reader's tap is live).
     spans_wanted: bool,
     max_line: usize,
-    no_spans: RowSpans,
 }
 
-impl Feed<'_> {
+impl<'a> Feed<'_, 'a> {
     /// Feeds the lines in `waiting` that are next in order; returns the
     /// sequence number of the next line to feed.
-    fn ready<'a>(
+    fn ready(
         &mut self,
         session: &mut Session,
         waiting: &mut BTreeMap<u64, Checked<'a>>,
@@ -309,14 +335,7 @@ impl Feed<'_> {
                     if let Some(d) = l.raw_digest {
                         s.digest = d;
                     }
-                    if self.tap.live()
-                        && !self.tap.line(
-                            at_of(&l),
-                            &s,
-                            spans.as_deref().unwrap_or(&self.no_spans),
-                            session.errors(),
-                        )
-                    {
+                    if self.tap.live() && !self.tap.line(&l, &s, spans, session.errors()) {
                         self.reader_stopped = true;
                     }
                     session.scanned(scanned, at_of(&l));
@@ -343,7 +362,7 @@ fn check_parts<'a>(
     session: &mut Session,
     options: &Options,
     pool: Option<&rayon::ThreadPool>,
-    tap: &mut dyn Taps,
+    tap: &mut dyn Taps<'a>,
 ) -> std::io::Result<bool> {
     // The pipeline: this thread frames lines and dispatches each to the
     // pool; results come back out of order and are fed to the session in
@@ -378,7 +397,6 @@ fn check_parts<'a>(
         full: false,
         reader_stopped: false,
         max_line: options.max_line,
-        no_spans: RowSpans::default(),
     };
     let plan_ref: &Plan = &plan;
     let rules = session.rules();

@@ -3,6 +3,12 @@
 //! once, through the verifier's line source and session, and a [`Reader`]
 //! is handed each part line the session has checked, in archive order.
 //!
+//! With more than one job the reader runs on the calling thread while the
+//! verification runs on a thread of its own, the accepted parts relayed
+//! between them in order through a bounded channel (`relayed`); with
+//! `jobs: 1`, both on the calling thread. The reader need not be `Send`,
+//! and sees the same parts either way.
+//!
 //! A reader's work is provisional until the [`Report`] says the archive is
 //! valid: the closing hashes, counts and duplicate keys are only known at
 //! the end. So a reader writes into something it can throw away (a
@@ -34,12 +40,15 @@
 //! # Ok::<(), ndarc_verify::ReadError<std::convert::Infallible>>(())
 //! ```
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use ndarc_format::catalogue::decode_base64_into;
 use ndarc_format::part::{BinaryPart, Body, Chunk, RowSpans, RowsPart};
 use ndarc_format::{LineRef, LineSummary, Plan};
 
+use crate::chan;
+use crate::lines::{Line, LineBytes};
 use crate::{Error, Report};
 
 /// A part line the session has checked, with no error of its own, handed
@@ -61,12 +70,17 @@ pub struct Accepted<'a> {
 }
 
 impl<'a> Accepted<'a> {
-    pub(crate) fn new(line: LineRef<'a>, summary: &'a LineSummary, spans: &'a RowSpans) -> Self {
+    pub(crate) fn new(
+        line: LineRef<'a>,
+        body: &'a Body,
+        spans: &'a RowSpans,
+        data_at: u32,
+    ) -> Self {
         Accepted {
             line,
-            body: &summary.body,
+            body,
             spans,
-            data_at: summary.anchors.item_data,
+            data_at,
         }
     }
 
@@ -151,17 +165,52 @@ pub(crate) struct Tap<'r, R: Reader + ?Sized> {
 }
 
 /// What the pipeline needs of a tap, object-safe so that the pipeline is
-/// compiled once whatever the reader.
-pub(crate) trait Taps {
+/// compiled once whatever the reader. `'a` is the lines' lifetime (a
+/// relay sends them to another thread).
+pub(crate) trait Taps<'a> {
     /// The tap still wants lines.
     fn live(&self) -> bool;
     /// The manifest was read (with `errors` errors so far).
-    fn start(&mut self, plan: &Arc<Plan>, manifest: LineRef<'_>, errors: u64);
+    fn start(&mut self, plan: &Arc<Plan>, manifest: &Line<'a>, errors: u64);
     /// A line was checked; `errors` is the session's count before it is
     /// fed. Returns false when the reader stopped (reading should stop).
-    fn line(&mut self, at: LineRef<'_>, s: &LineSummary, spans: &RowSpans, errors: u64) -> bool;
+    fn line(
+        &mut self,
+        line: &Line<'a>,
+        s: &LineSummary,
+        spans: Option<Box<RowSpans>>,
+        errors: u64,
+    ) -> bool;
     /// The session has found an error: no more lines.
     fn close(&mut self);
+}
+
+/// What a tap does with a checked line (the rule of the [module](self)).
+enum Gate {
+    /// An error: the reader gets no more lines.
+    Close,
+    /// No part the reader is given (a closing line).
+    Pass,
+    /// An accepted part: the reader gets it.
+    Give,
+}
+
+fn gate(s: &LineSummary, errors: u64) -> Gate {
+    if errors > 0 || s.dropped > 0 || s.findings.iter().any(|f| f.is_error()) {
+        Gate::Close
+    } else if matches!(s.body, Body::Rows(_) | Body::Binary(_)) {
+        Gate::Give
+    } else {
+        Gate::Pass
+    }
+}
+
+fn line_ref<'l>(line: &'l Line<'_>) -> LineRef<'l> {
+    LineRef {
+        line: line.number,
+        offset: line.offset,
+        bytes: &line.bytes,
+    }
 }
 
 impl<'r, R: Reader + ?Sized> Tap<'r, R> {
@@ -172,40 +221,59 @@ impl<'r, R: Reader + ?Sized> Tap<'r, R> {
             error: None,
         }
     }
-}
 
-impl<R: Reader + ?Sized> Taps for Tap<'_, R> {
-    fn live(&self) -> bool {
-        self.live
-    }
-
-    fn start(&mut self, plan: &Arc<Plan>, manifest: LineRef<'_>, errors: u64) {
-        if errors > 0 {
-            return;
-        }
+    fn start_at(&mut self, plan: &Arc<Plan>, manifest: LineRef<'_>) {
         match self.reader.start(plan, manifest) {
             Ok(()) => self.live = true,
             Err(e) => self.error = Some(e),
         }
     }
 
-    fn line(&mut self, at: LineRef<'_>, s: &LineSummary, spans: &RowSpans, errors: u64) -> bool {
-        if !self.live {
-            return self.error.is_none();
-        }
-        if errors > 0 || s.dropped > 0 || s.findings.iter().any(|f| f.is_error()) {
-            self.live = false;
-            return true;
-        }
-        if !matches!(s.body, Body::Rows(_) | Body::Binary(_)) {
-            return true;
-        }
-        match self.reader.part(Accepted::new(at, s, spans)) {
+    /// Gives the reader an accepted part; false when it stopped.
+    fn give(&mut self, part: Accepted<'_>) -> bool {
+        match self.reader.part(part) {
             Ok(()) => true,
             Err(e) => {
                 self.live = false;
                 self.error = Some(e);
                 false
+            }
+        }
+    }
+}
+
+impl<'a, R: Reader + ?Sized> Taps<'a> for Tap<'_, R> {
+    fn live(&self) -> bool {
+        self.live
+    }
+
+    fn start(&mut self, plan: &Arc<Plan>, manifest: &Line<'a>, errors: u64) {
+        if errors == 0 {
+            self.start_at(plan, line_ref(manifest));
+        }
+    }
+
+    fn line(
+        &mut self,
+        line: &Line<'a>,
+        s: &LineSummary,
+        spans: Option<Box<RowSpans>>,
+        errors: u64,
+    ) -> bool {
+        if !self.live {
+            return self.error.is_none();
+        }
+        match gate(s, errors) {
+            Gate::Close => {
+                self.live = false;
+                true
+            }
+            Gate::Pass => true,
+            Gate::Give => {
+                let none = RowSpans::default();
+                let spans = spans.as_deref().unwrap_or(&none);
+                let part = Accepted::new(line_ref(line), &s.body, spans, s.anchors.item_data);
+                self.give(part)
             }
         }
     }
@@ -216,15 +284,198 @@ impl<R: Reader + ?Sized> Taps for Tap<'_, R> {
 }
 
 /// No reader: plain verification, which takes the lines without spans.
-impl Taps for () {
+impl<'a> Taps<'a> for () {
     fn live(&self) -> bool {
         false
     }
-    fn start(&mut self, _: &Arc<Plan>, _: LineRef<'_>, _: u64) {}
-    fn line(&mut self, _: LineRef<'_>, _: &LineSummary, _: &RowSpans, _: u64) -> bool {
+    fn start(&mut self, _: &Arc<Plan>, _: &Line<'a>, _: u64) {}
+    fn line(&mut self, _: &Line<'a>, _: &LineSummary, _: Option<Box<RowSpans>>, _: u64) -> bool {
         true
     }
     fn close(&mut self) {}
+}
+
+/// Bytes of accepted lines a relay holds ahead of its reader: enough that
+/// the reader never waits while the verification has lines checked, and
+/// that the verification runs on while the reader works through a long
+/// line; bounded, so that a slow reader holds memory flat.
+const RELAY_BYTES: usize = 8 << 20;
+
+/// What a relay sends the reader's thread.
+enum Relayed<'a> {
+    /// The manifest line, read without error, and its plan.
+    Start(Arc<Plan>, u64, u64, LineBytes<'a>),
+    /// An accepted part.
+    Part {
+        number: u64,
+        offset: u64,
+        bytes: LineBytes<'a>,
+        body: Body,
+        data_at: u32,
+        spans: Option<Box<RowSpans>>,
+    },
+}
+
+impl chan::Weight for Relayed<'_> {
+    fn weight(&self) -> usize {
+        match self {
+            Relayed::Start(_, _, _, b) => b.len(),
+            Relayed::Part {
+                bytes, body, spans, ..
+            } => {
+                let body = match body {
+                    Body::Rows(r) => r.row_digests.len() * 32,
+                    Body::Binary(BinaryPart {
+                        data: Chunk::Piece { bytes, .. },
+                        ..
+                    }) => bytes.len(),
+                    _ => 0,
+                };
+                let spans = spans.as_ref().map_or(0, |s| {
+                    8 * (s.rows.len() + s.cells.len()) + 16 * s.rowids.len()
+                });
+                bytes.len() + body + spans
+            }
+        }
+    }
+}
+
+/// The tap of a verification whose reader runs on another thread: it makes
+/// the tap's decisions where the lines are checked (the same [`gate`]) and
+/// sends each accepted part, with a copy of its summary's body, to the
+/// reader's thread ([`relayed`]).
+struct Relay<'s, 'a> {
+    tx: chan::Sender<Relayed<'a>>,
+    /// Set by the reader's thread when its reader stopped (or its start
+    /// failed).
+    stopped: &'s AtomicBool,
+    live: bool,
+}
+
+impl<'a> Taps<'a> for Relay<'_, 'a> {
+    fn live(&self) -> bool {
+        self.live
+    }
+
+    fn start(&mut self, plan: &Arc<Plan>, manifest: &Line<'a>, errors: u64) {
+        if errors > 0 {
+            return;
+        }
+        let m = Relayed::Start(
+            Arc::clone(plan),
+            manifest.number,
+            manifest.offset,
+            manifest.bytes.clone(),
+        );
+        self.live = self.tx.send(m).is_ok();
+    }
+
+    fn line(
+        &mut self,
+        line: &Line<'a>,
+        s: &LineSummary,
+        spans: Option<Box<RowSpans>>,
+        errors: u64,
+    ) -> bool {
+        let stopped = self.stopped.load(Ordering::Acquire);
+        if !self.live || stopped {
+            return !stopped;
+        }
+        match gate(s, errors) {
+            Gate::Close => {
+                self.live = false;
+                true
+            }
+            Gate::Pass => true,
+            Gate::Give => {
+                let m = Relayed::Part {
+                    number: line.number,
+                    offset: line.offset,
+                    bytes: line.bytes.clone(),
+                    body: s.body.clone(),
+                    data_at: s.anchors.item_data,
+                    spans,
+                };
+                self.tx.send(m).is_ok()
+            }
+        }
+    }
+
+    fn close(&mut self) {
+        self.live = false;
+    }
+}
+
+/// Runs `verify` (the pipeline, given a tap) on a thread of its own and
+/// `reader` on this one, each accepted part relayed between them in order:
+/// the reader's work (a restore's inserts) runs beside the reading,
+/// framing, checking and sequential rules instead of between them. The
+/// reader stays on the calling thread, so it need not be `Send`. The
+/// reader sees what [`Tap`] would show it, in the same order; when it
+/// stops, the verification stops at the next line it hands over.
+pub(crate) fn relayed<'a, R, V>(reader: &mut R, verify: V) -> Result<Report, ReadError<R::Error>>
+where
+    R: Reader + ?Sized,
+    V: FnOnce(&mut dyn Taps<'a>) -> Result<Report, Error> + Send,
+{
+    let mut tap = Tap::new(reader);
+    let stopped = AtomicBool::new(false);
+    let report = std::thread::scope(|scope| {
+        let (tx, rx) = chan::channel::<Relayed<'a>>(RELAY_BYTES);
+        let stopped = &stopped;
+        let verifying = std::thread::Builder::new()
+            .name("ndarc-verify".into())
+            .spawn_scoped(scope, move || {
+                let mut relay = Relay {
+                    tx,
+                    stopped,
+                    live: false,
+                };
+                verify(&mut relay)
+            })
+            .map_err(|e| Error::Threads(e.to_string()))?;
+        while let Ok(m) = rx.recv() {
+            let going = match m {
+                Relayed::Start(plan, line, offset, bytes) => {
+                    let at = LineRef {
+                        line,
+                        offset,
+                        bytes: &bytes,
+                    };
+                    tap.start_at(&plan, at);
+                    tap.live
+                }
+                Relayed::Part {
+                    number,
+                    offset,
+                    bytes,
+                    body,
+                    data_at,
+                    spans,
+                } => {
+                    let none = RowSpans::default();
+                    let at = LineRef {
+                        line: number,
+                        offset,
+                        bytes: &bytes,
+                    };
+                    let spans = spans.as_deref().unwrap_or(&none);
+                    tap.give(Accepted::new(at, &body, spans, data_at))
+                }
+            };
+            if !going {
+                stopped.store(true, Ordering::Release);
+                break;
+            }
+        }
+        // Hanging up releases a relay waiting for room.
+        drop(rx);
+        match verifying.join() {
+            Ok(report) => report,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    });
+    finish(tap, report)
 }
 
 /// The report of a read, or why there is none.

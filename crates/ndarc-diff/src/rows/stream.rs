@@ -11,7 +11,7 @@ use crate::Error;
 
 /// One side's stream of row parts.
 pub(crate) struct Stream<'i, 'a> {
-    rx: crate::chan::Receiver<Event>,
+    rx: ndarc_verify::chan::Receiver<Event>,
     pub(super) cur: Option<PartRows>,
     pub(super) pos: usize,
     pub(crate) end: Option<SideEnd>,
@@ -31,7 +31,7 @@ pub(crate) struct Stream<'i, 'a> {
 impl<'i, 'a> Stream<'i, 'a> {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
-        rx: crate::chan::Receiver<Event>,
+        rx: ndarc_verify::chan::Receiver<Event>,
         side: Side,
         name: &str,
         input: &'i Input<'a>,

@@ -1,13 +1,14 @@
-//! A channel bounded by bytes in flight rather than by messages: a reader
-//! may run ahead of the merge by many small parts (so that both readers
-//! stay busy while the merge waits on one side) but never by more than the
-//! budget, whatever the size of the parts.
+//! A channel bounded by bytes in flight rather than by messages: a sender
+//! may run ahead of its receiver by many small messages but never by more
+//! than the budget, whatever their size. The diff's readers run ahead of
+//! its merge this way (`ndarc-diff`), and the verifier's lines ahead of a
+//! [`crate::Reader`] on another thread (`crate::read`).
 
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 
 /// What a message weighs against the channel's budget, in bytes.
-pub(crate) trait Weight {
+pub trait Weight {
     /// Bytes the message holds, roughly.
     fn weight(&self) -> usize;
 }
@@ -19,21 +20,26 @@ struct Budget {
     cap: usize,
 }
 
+/// The receiver is gone: what [`Sender::send`] returns then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the receiving end of the channel is gone")]
+pub struct Disconnected;
+
 /// The sending half.
-pub(crate) struct Sender<T> {
+pub struct Sender<T> {
     tx: mpsc::Sender<T>,
     budget: Arc<Budget>,
 }
 
 /// The receiving half; dropping it releases a waiting sender.
-pub(crate) struct Receiver<T> {
+pub struct Receiver<T> {
     rx: mpsc::Receiver<T>,
     budget: Arc<Budget>,
 }
 
 /// A channel holding at most `cap` bytes of events (and always at least
 /// one event).
-pub(crate) fn channel<T: Weight>(cap: usize) -> (Sender<T>, Receiver<T>) {
+pub fn channel<T: Weight>(cap: usize) -> (Sender<T>, Receiver<T>) {
     let (tx, rx) = mpsc::channel();
     let budget = Arc::new(Budget {
         state: Mutex::new((0, false)),
@@ -52,26 +58,26 @@ pub(crate) fn channel<T: Weight>(cap: usize) -> (Sender<T>, Receiver<T>) {
 impl<T: Weight> Sender<T> {
     /// Sends `ev`, waiting while the budget is spent; `Err` when the
     /// receiver is gone.
-    pub(crate) fn send(&self, ev: T) -> Result<(), ()> {
+    pub fn send(&self, ev: T) -> Result<(), Disconnected> {
         let n = ev.weight();
         {
             let b = &self.budget;
-            let mut s = b.state.lock().map_err(|_| ())?;
+            let mut s = b.state.lock().map_err(|_| Disconnected)?;
             while !s.1 && s.0 > 0 && s.0 + n > b.cap {
-                s = b.cv.wait(s).map_err(|_| ())?;
+                s = b.cv.wait(s).map_err(|_| Disconnected)?;
             }
             if s.1 {
-                return Err(());
+                return Err(Disconnected);
             }
             s.0 += n;
         }
-        self.tx.send(ev).map_err(|_| ())
+        self.tx.send(ev).map_err(|_| Disconnected)
     }
 }
 
 impl<T: Weight> Receiver<T> {
     /// The next event; `Err` when the sender is gone.
-    pub(crate) fn recv(&self) -> Result<T, mpsc::RecvError> {
+    pub fn recv(&self) -> Result<T, mpsc::RecvError> {
         let ev = self.rx.recv()?;
         let n = ev.weight();
         if let Ok(mut s) = self.budget.state.lock() {
