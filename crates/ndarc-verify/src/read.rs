@@ -185,24 +185,15 @@ pub(crate) trait Taps<'a> {
     fn close(&mut self);
 }
 
-/// What a tap does with a checked line (the rule of the [module](self)).
-enum Gate {
-    /// An error: the reader gets no more lines.
-    Close,
-    /// No part the reader is given (a closing line).
-    Pass,
-    /// An accepted part: the reader gets it.
-    Give,
-}
-
-fn gate(s: &LineSummary, errors: u64) -> Gate {
+/// Whether a tap gives its reader the checked line `s` (the rule of the
+/// [module](self)): an accepted part, with no error so far; after an
+/// error, `live` is cleared and the reader gets no more lines.
+fn admits(live: &mut bool, s: &LineSummary, errors: u64) -> bool {
     if errors > 0 || s.dropped > 0 || s.findings.iter().any(|f| f.is_error()) {
-        Gate::Close
-    } else if matches!(s.body, Body::Rows(_) | Body::Binary(_)) {
-        Gate::Give
-    } else {
-        Gate::Pass
+        *live = false;
+        return false;
     }
+    matches!(s.body, Body::Rows(_) | Body::Binary(_))
 }
 
 fn line_ref<'l>(line: &'l Line<'_>) -> LineRef<'l> {
@@ -263,19 +254,17 @@ impl<'a, R: Reader + ?Sized> Taps<'a> for Tap<'_, R> {
         if !self.live {
             return self.error.is_none();
         }
-        match gate(s, errors) {
-            Gate::Close => {
-                self.live = false;
-                true
-            }
-            Gate::Pass => true,
-            Gate::Give => {
-                let none = RowSpans::default();
-                let spans = spans.as_deref().unwrap_or(&none);
-                let part = Accepted::new(line_ref(line), &s.body, spans, s.anchors.item_data);
-                self.give(part)
-            }
+        if !admits(&mut self.live, s, errors) {
+            return true;
         }
+        let none = RowSpans::default();
+        let spans = spans.as_deref().unwrap_or(&none);
+        self.give(Accepted::new(
+            line_ref(line),
+            &s.body,
+            spans,
+            s.anchors.item_data,
+        ))
     }
 
     fn close(&mut self) {
@@ -341,7 +330,7 @@ impl chan::Weight for Relayed<'_> {
 }
 
 /// The tap of a verification whose reader runs on another thread: it makes
-/// the tap's decisions where the lines are checked (the same [`gate`]) and
+/// the tap's decisions where the lines are checked (the same [`admits`]) and
 /// sends each accepted part, with a copy of its summary's body, to the
 /// reader's thread ([`relayed`]).
 struct Relay<'s, 'a> {
@@ -381,24 +370,18 @@ impl<'a> Taps<'a> for Relay<'_, 'a> {
         if !self.live || stopped {
             return !stopped;
         }
-        match gate(s, errors) {
-            Gate::Close => {
-                self.live = false;
-                true
-            }
-            Gate::Pass => true,
-            Gate::Give => {
-                let m = Relayed::Part {
-                    number: line.number,
-                    offset: line.offset,
-                    bytes: line.bytes.clone(),
-                    body: s.body.clone(),
-                    data_at: s.anchors.item_data,
-                    spans,
-                };
-                self.tx.send(m).is_ok()
-            }
+        if !admits(&mut self.live, s, errors) {
+            return true;
         }
+        let m = Relayed::Part {
+            number: line.number,
+            offset: line.offset,
+            bytes: line.bytes.clone(),
+            body: s.body.clone(),
+            data_at: s.anchors.item_data,
+            spans,
+        };
+        self.tx.send(m).is_ok()
     }
 
     fn close(&mut self) {
