@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use ndarc_format::hash::Digest32;
 use ndarc_format::manifest::Manifest;
 use ndarc_format::part::{check_line_spans, Body};
 use ndarc_format::{check_line, Code, Collector, Finding, LineRef, Plan, RowColumn};
@@ -138,6 +139,10 @@ pub(crate) struct PartRows {
     /// Rows are in strictly increasing key order, within the part and after
     /// the previous part of the same table.
     pub(crate) ordered: bool,
+    /// The SHA-256 of the line as read, when the side verified it (the
+    /// verifier's term of `archiveHash`): what a line read again by offset
+    /// is checked against, without hashing the line a second time.
+    pub(crate) digest: Option<Digest32>,
 }
 
 impl PartRows {
@@ -340,6 +345,7 @@ fn read(
         };
         check_framing(&line, verify, ctx)?;
         let mut closing = parts >= part_count;
+        let mut digest = None;
         if let Some(s) = session.as_mut() {
             // The session checks every line in file order, as `verify` does.
             spans.clear();
@@ -349,6 +355,7 @@ fn read(
                 return Err(ctx.invalid(summary.findings, summary.dropped + kept));
             }
             closing = matches!(summary.body, Body::Closing(_));
+            digest = Some(summary.digest);
             s.feed(summary);
         }
         if closing {
@@ -363,7 +370,8 @@ fn read(
             // value where their bytes differ (see `Pair`).
             rows_of(owned, &info, &tables, &by_name, &mut last_key, ctx)?
         };
-        if let Some(part) = part {
+        if let Some(mut part) = part {
+            part.digest = digest;
             if tx.send(Event::Rows(part)).is_err() {
                 return Ok(None);
             }
@@ -642,6 +650,7 @@ fn rows_from_spans(
         cells: spans.cells.clone(),
         keys,
         ordered: true,
+        digest: None,
     };
     // The verifier's order is that of the table's own key.
     let within = if t.chosen_key {
@@ -841,5 +850,6 @@ fn extract(
         cells,
         keys,
         ordered: true,
+        digest: None,
     })
 }

@@ -31,6 +31,7 @@ impl Held {
                 cells: Vec::new(),
                 keys: Vec::new(),
                 ordered: false,
+                digest: None,
             },
         }
     }
@@ -211,6 +212,7 @@ mod tests {
             cells,
             keys,
             ordered: true,
+            digest: None,
         }
     }
 

@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use crate::key::digest128;
+use ndarc_format::hash::{sha256, Digest32};
+
 use crate::model::Side;
 use crate::side::{self, Event, PartRows, SideEnd, SideTables};
 use crate::source::Input;
@@ -25,7 +26,7 @@ pub(crate) struct Stream<'i, 'a> {
     /// Digests of the part lines read, by offset, with their tables: a
     /// line read again must be the line first read (kept for the second
     /// archive when its rows go to a sink; see `keep_line_digests`).
-    lines: Option<HashMap<u64, (usize, u128)>>,
+    lines: Option<HashMap<u64, (usize, Digest32)>>,
 }
 
 impl<'i, 'a> Stream<'i, 'a> {
@@ -106,7 +107,9 @@ impl<'i, 'a> Stream<'i, 'a> {
             match self.rx.recv() {
                 Ok(Event::Rows(p)) => {
                     if let Some(l) = &mut self.lines {
-                        l.insert(p.offset, (p.table, digest128(&[&p.bytes])));
+                        // The verifier hashed the line as read.
+                        let d = p.digest.unwrap_or_else(|| sha256(&p.bytes));
+                        l.insert(p.offset, (p.table, d));
                     }
                     self.cur = Some(p);
                     self.pos = 0;
@@ -174,7 +177,7 @@ impl<'i, 'a> Stream<'i, 'a> {
                 source: e,
             })?;
         if let Some((_, d)) = self.lines.as_ref().and_then(|l| l.get(&offset)) {
-            if digest128(&[&bytes]) != *d {
+            if sha256(&bytes) != *d {
                 return Err(bad(
                     "the line is not the one first read (the input changed while it was read)"
                         .into(),
@@ -187,5 +190,55 @@ impl<'i, 'a> Stream<'i, 'a> {
             .and_then(|ts| ts.get(t))
             .ok_or_else(|| bad("no such table".into()))?;
         side::rescan(bytes, t, table, offset, self.no_verify).map_err(bad)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::side::RowRec;
+
+    /// A part of one row over `line`, read at offset 0 and hashed as the
+    /// side's verifier hashes it.
+    fn read(line: &[u8]) -> PartRows {
+        PartRows {
+            table: 0,
+            offset: 0,
+            bytes: line.to_vec(),
+            rows: vec![RowRec {
+                row: (1, 2),
+                rowid: None,
+                item: 0,
+            }],
+            cells: Vec::new(),
+            keys: Vec::new(),
+            ordered: true,
+            digest: Some(sha256(line)),
+        }
+    }
+
+    /// The line at an offset, read again, is checked against the digest
+    /// the verifier took of the line first read: a file changed meanwhile
+    /// is refused, and the same line passes the check.
+    #[test]
+    fn a_line_read_again_must_be_the_line_first_read() {
+        let first = br#"{"index":0,"items":[],"kind":"part"}"#;
+        let mut changed = first.to_vec();
+        changed[9] = b'1';
+        for (file, refused) in [(changed.clone(), true), (first.to_vec(), false)] {
+            let mut bytes = file.clone();
+            bytes.push(b'\n');
+            let input = Input::Slice(&bytes);
+            let (tx, rx) = ndarc_verify::chan::channel(1 << 20);
+            let mut s = Stream::new(rx, Side::After, "after", &input, false, 1 << 20);
+            s.keep_line_digests();
+            tx.send(Event::Rows(read(first))).unwrap();
+            assert!(s.ready(Some(0)).unwrap());
+            let e = s.reread(0, 0).unwrap_err().to_string();
+            // Past the check, the line is refused for what it is not (its
+            // table is unknown here).
+            assert_eq!(e.contains("not the one first read"), refused, "{e}");
+            assert_eq!(e.contains("no such table"), !refused, "{e}");
+        }
     }
 }
