@@ -350,6 +350,30 @@ impl ArchiveWriter {
         self.line(line, out)
     }
 
+    /// [`ArchiveWriter::part_line`] for two lines, `a` then `b`, their
+    /// digests taken interleaved (`ndarc_sha::digest_two`: on the SHA
+    /// extensions two streams cost little more than one), for a writer
+    /// that copies many lines (`repart`, whose copying hashed one line at a
+    /// time as long as it took to verify the input).
+    pub fn part_line_pair<W: Write + ?Sized>(
+        &mut self,
+        a: &[u8],
+        b: &[u8],
+        out: &mut W,
+    ) -> io::Result<u64> {
+        let (da, db) = ndarc_sha::digest_two(a, b);
+        let mut n = 0;
+        for (line, d) in [(a, &da), (b, &db)] {
+            self.parts += 1;
+            self.archive.add_line_digest(d);
+            out.write_all(line)?;
+            out.write_all(b"\n")?;
+            n += line.len() as u64 + 1;
+        }
+        self.bytes += n;
+        Ok(n)
+    }
+
     /// Part lines written so far.
     pub fn parts(&self) -> u64 {
         self.parts
