@@ -62,12 +62,7 @@ pub fn verify_bytes(data: &[u8], options: &Options) -> Report {
 /// Verifies a file, read through 1 MiB buffers (see [`crate::lines`]): a
 /// file that shrinks meanwhile ends early, with a finding.
 pub fn verify_path(path: &Path, options: &Options) -> Result<Report, Error> {
-    let name = path.display().to_string();
-    let f = File::open(path).map_err(|source| Error::Io {
-        path: name.clone(),
-        source,
-    })?;
-    let input = file_input(f, 0, &name)?;
+    let (input, name) = path_input(path)?;
     file(&input, name, options, &mut ())
 }
 
@@ -105,13 +100,7 @@ pub fn read_path<R: Reader + ?Sized>(
     options: &Options,
     reader: &mut R,
 ) -> Result<Report, ReadError<R::Error>> {
-    let name = path.display().to_string();
-    let input = File::open(path)
-        .map_err(|source| Error::Io {
-            path: name.clone(),
-            source,
-        })
-        .and_then(|f| file_input(f, 0, &name))?;
+    let (input, name) = path_input(path)?;
     with_reader(options, reader, |tap| file(&input, name, options, tap))
 }
 
@@ -154,6 +143,16 @@ fn bytes<'a>(data: &'a [u8], options: &Options, tap: &mut dyn Taps<'a>) -> Resul
         path: "<memory>".into(),
         source,
     })
+}
+
+/// The input of the file at `path`, and its name for errors.
+fn path_input(path: &Path) -> Result<(Input<'static>, String), Error> {
+    let name = path.display().to_string();
+    let f = File::open(path).map_err(|source| Error::Io {
+        path: name.clone(),
+        source,
+    })?;
+    Ok((file_input(f, 0, &name)?, name))
 }
 
 /// The input of a file whose archive begins `start` bytes in; a directory,

@@ -293,7 +293,12 @@ const RELAY_BYTES: usize = 8 << 20;
 /// What a relay sends the reader's thread.
 enum Relayed<'a> {
     /// The manifest line, read without error, and its plan.
-    Start(Arc<Plan>, u64, u64, LineBytes<'a>),
+    Start {
+        plan: Arc<Plan>,
+        number: u64,
+        offset: u64,
+        bytes: LineBytes<'a>,
+    },
     /// An accepted part.
     Part {
         number: u64,
@@ -308,7 +313,7 @@ enum Relayed<'a> {
 impl chan::Weight for Relayed<'_> {
     fn weight(&self) -> usize {
         match self {
-            Relayed::Start(_, _, _, b) => b.len(),
+            Relayed::Start { bytes, .. } => bytes.len(),
             Relayed::Part {
                 bytes, body, spans, ..
             } => {
@@ -350,12 +355,12 @@ impl<'a> Taps<'a> for Relay<'_, 'a> {
         if errors > 0 {
             return;
         }
-        let m = Relayed::Start(
-            Arc::clone(plan),
-            manifest.number,
-            manifest.offset,
-            manifest.bytes.clone(),
-        );
+        let m = Relayed::Start {
+            plan: Arc::clone(plan),
+            number: manifest.number,
+            offset: manifest.offset,
+            bytes: manifest.bytes.clone(),
+        };
         self.live = self.tx.send(m).is_ok();
     }
 
@@ -419,9 +424,14 @@ where
             .map_err(|e| Error::Threads(e.to_string()))?;
         while let Ok(m) = rx.recv() {
             let going = match m {
-                Relayed::Start(plan, line, offset, bytes) => {
+                Relayed::Start {
+                    plan,
+                    number,
+                    offset,
+                    bytes,
+                } => {
                     let at = LineRef {
-                        line,
+                        line: number,
                         offset,
                         bytes: &bytes,
                     };
