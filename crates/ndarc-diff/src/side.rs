@@ -349,7 +349,7 @@ fn read(
         if let Some(s) = session.as_mut() {
             // The session checks every line in file order, as `verify` does.
             spans.clear();
-            let summary = check_line_spans(s.plan(), at_of(&line), &mut spans);
+            let summary = check_line_spans(s.plan(), line.at(), &mut spans);
             if summary.findings.iter().any(Finding::is_error) || summary.dropped > 0 {
                 let kept = summary.findings.iter().filter(|f| f.is_error()).count() as u64;
                 return Err(ctx.invalid(summary.findings, summary.dropped + kept));
@@ -412,7 +412,7 @@ fn manifest_of(
     if !found.is_empty() {
         return Err(ctx.invalid(found, 0));
     }
-    let at = at_of(&first);
+    let at = first.at();
     let read = read_manifest(at, vopts);
     if read.manifest.is_none() || read.has_errors() {
         let kept = read.findings.iter().filter(|f| f.is_error()).count() as u64;
@@ -524,7 +524,7 @@ fn ended(
         for f in &t.framing {
             s.push(f.clone());
         }
-        s.feed(check_line(s.plan(), at_of(&t)));
+        s.feed(check_line(s.plan(), t.at()));
     }
     for f in lines.take_pending() {
         s.push(f);
@@ -599,14 +599,6 @@ fn reread(
             format!("the line could not be re-read to look for duplicate keys: {e}"),
         )
     })
-}
-
-fn at_of<'l>(line: &'l ndarc_verify::lines::Line<'_>) -> LineRef<'l> {
-    LineRef {
-        line: line.number,
-        offset: line.offset,
-        bytes: &line.bytes,
-    }
 }
 
 /// A part line the verifier's fast path accepted, reduced to its rows'

@@ -251,7 +251,18 @@ impl ArchiveWriter {
     }
 
     fn line<W: Write + ?Sized>(&mut self, line: &[u8], out: &mut W) -> io::Result<u64> {
-        self.archive.add_line(line);
+        self.line_hashed(line, &sha256(line), out)
+    }
+
+    /// [`Self::line`] of a line whose digest (SHA-256 of `line`) the caller
+    /// took.
+    fn line_hashed<W: Write + ?Sized>(
+        &mut self,
+        line: &[u8],
+        digest: &Digest32,
+        out: &mut W,
+    ) -> io::Result<u64> {
+        self.archive.add_line_digest(digest);
         out.write_all(line)?;
         out.write_all(b"\n")?;
         let n = line.len() as u64 + 1;
@@ -362,16 +373,8 @@ impl ArchiveWriter {
         out: &mut W,
     ) -> io::Result<u64> {
         let (da, db) = ndarc_sha::digest_two(a, b);
-        let mut n = 0;
-        for (line, d) in [(a, &da), (b, &db)] {
-            self.parts += 1;
-            self.archive.add_line_digest(d);
-            out.write_all(line)?;
-            out.write_all(b"\n")?;
-            n += line.len() as u64 + 1;
-        }
-        self.bytes += n;
-        Ok(n)
+        self.parts += 2;
+        Ok(self.line_hashed(a, &da, out)? + self.line_hashed(b, &db, out)?)
     }
 
     /// Part lines written so far.

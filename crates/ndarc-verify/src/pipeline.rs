@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use ndarc_format::part::{check_line_spans, RowSpans};
-use ndarc_format::{check_line, Code, Collector, Finding, LineRef, LineSummary, Plan};
+use ndarc_format::{check_line, Code, Collector, Finding, LineSummary, Plan};
 
 use crate::lines::{self, Input, Line, LineSource};
 use crate::read::{self, ReadError, Reader, Tap, Taps};
@@ -266,11 +266,7 @@ fn start<'a>(
         c.push(first.too_long_finding(options.max_manifest_line, "manifest"));
         return Ok(Err(refused(c, started, src)));
     }
-    let at = LineRef {
-        line: first.number,
-        offset: first.offset,
-        bytes: &first.bytes,
-    };
+    let at = first.at();
     let session = match Session::start(at, first.raw_digest, options, c) {
         Ok(s) => s,
         Err(r) => return Ok(Err(refused(r.findings, r.started, src))),
@@ -337,7 +333,7 @@ impl<'a> Feed<'_, 'a> {
                     if self.tap.live() && !self.tap.line(&l, &s, spans, session.errors()) {
                         self.reader_stopped = true;
                     }
-                    session.scanned(scanned, at_of(&l));
+                    session.scanned(scanned, l.at());
                     session.feed(s);
                 }
                 None => {
@@ -409,13 +405,13 @@ fn check_parts<'a>(
     let check = move |line: &Line<'_>, with_spans: bool| {
         let (mut s, spans) = if with_spans || rules_want_spans {
             let mut spans = Box::<RowSpans>::default();
-            let s = check_line_spans(plan_ref, at_of(line), &mut spans);
+            let s = check_line_spans(plan_ref, line.at(), &mut spans);
             (s, Some(spans))
         } else {
-            (check_line(plan_ref, at_of(line)), None)
+            (check_line(plan_ref, line.at()), None)
         };
         let scanned = rules_ref.map_or_else(Scanned::default, |r| {
-            r.scan(plan_ref, at_of(line), &mut s, spans.as_deref())
+            r.scan(plan_ref, line.at(), &mut s, spans.as_deref())
         });
         (s, spans, scanned)
     };
@@ -536,14 +532,6 @@ fn finish(
     report.lines = src.lines();
     report.elapsed = started.elapsed();
     report
-}
-
-fn at_of<'l>(line: &'l Line<'_>) -> LineRef<'l> {
-    LineRef {
-        line: line.number,
-        offset: line.offset,
-        bytes: &line.bytes,
-    }
 }
 
 fn line_too_long(l: &Line<'_>, limit: usize) -> Finding {

@@ -196,14 +196,6 @@ fn admits(live: &mut bool, s: &LineSummary, errors: u64) -> bool {
     matches!(s.body, Body::Rows(_) | Body::Binary(_))
 }
 
-fn line_ref<'l>(line: &'l Line<'_>) -> LineRef<'l> {
-    LineRef {
-        line: line.number,
-        offset: line.offset,
-        bytes: &line.bytes,
-    }
-}
-
 impl<'r, R: Reader + ?Sized> Tap<'r, R> {
     pub(crate) fn new(reader: &'r mut R) -> Self {
         Tap {
@@ -240,7 +232,7 @@ impl<'a, R: Reader + ?Sized> Taps<'a> for Tap<'_, R> {
 
     fn start(&mut self, plan: &Arc<Plan>, manifest: &Line<'a>, errors: u64) {
         if errors == 0 {
-            self.start_at(plan, line_ref(manifest));
+            self.start_at(plan, manifest.at());
         }
     }
 
@@ -260,7 +252,7 @@ impl<'a, R: Reader + ?Sized> Taps<'a> for Tap<'_, R> {
         let none = RowSpans::default();
         let spans = spans.as_deref().unwrap_or(&none);
         self.give(Accepted::new(
-            line_ref(line),
+            line.at(),
             &s.body,
             spans,
             s.anchors.item_data,

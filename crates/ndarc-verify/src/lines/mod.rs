@@ -34,7 +34,7 @@ use std::io::{self, Read, Write};
 use std::sync::Arc;
 
 use ndarc_format::framing::{self, Frame};
-use ndarc_format::{Digest32, Finding};
+use ndarc_format::{Digest32, Finding, LineRef};
 use sha2::{Digest, Sha256};
 
 mod buffer;
@@ -90,6 +90,16 @@ pub struct Line<'a> {
 }
 
 impl Line<'_> {
+    /// The line as the line checks take it: its number, offset and record
+    /// bytes.
+    pub fn at(&self) -> LineRef<'_> {
+        LineRef {
+            line: self.number,
+            offset: self.offset,
+            bytes: &self.bytes,
+        }
+    }
+
     /// The `line_too_long` finding of this line (`what`: "manifest" or
     /// "part").
     pub fn too_long_finding(&self, limit: usize, what: &str) -> Finding {
