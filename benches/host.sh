@@ -36,7 +36,10 @@ grep -m1 'model name' /proc/cpuinfo || true
 echo "cores: $(nproc); $("$ndarc" --version)"
 
 # Alternated runs of LABEL CMD pairs; then the best wall and the least CPU
-# (user + system) of each, and their ratios to the first (the anchor).
+# (user + system) of each, and their ratios to the first (the anchor); then
+# the median walls and their ratios, and the anchor's spread (its slowest
+# run over its fastest): a VM shared with noisy neighbours shows it there,
+# and its best-run ratios are then less certain than the medians.
 compare() {
     local out
     out=$(benches/alternate.sh "$runs" "$@" 2>/dev/null)
@@ -45,8 +48,17 @@ compare() {
         {
             cpu = $3 + $4
             if (!($1 in wall) || $2 < wall[$1]) wall[$1] = $2
+            if (!($1 in slow) || $2 > slow[$1]) slow[$1] = $2
             if (!($1 in used) || cpu < used[$1]) used[$1] = cpu
             if (!($1 in seen)) { seen[$1] = 1; order[n++] = $1 }
+            runs[$1, count[$1]++] = $2
+        }
+        function median(l,    k, i, j, t, v) {
+            k = count[l]
+            for (i = 0; i < k; i++) v[i] = runs[l, i]
+            for (i = 1; i < k; i++)
+                for (j = i; j > 0 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+            return k % 2 ? v[(k - 1) / 2] : (v[k / 2 - 1] + v[k / 2]) / 2
         }
         END {
             a = order[0]
@@ -57,6 +69,13 @@ compare() {
                     wall[b] / (wall[a] > 0 ? wall[a] : 1), used[b] / (used[a] > 0 ? used[a] : 1)
             }
             printf "\n"
+            m = median(a)
+            printf "median wall: %s %.2f s", a, m
+            for (i = 1; i < n; i++) {
+                b = order[i]
+                printf "; %s %.2f s = %.2fx", b, median(b), median(b) / (m > 0 ? m : 1)
+            }
+            printf "; %s spread %.2fx\n", a, slow[a] / (wall[a] > 0 ? wall[a] : 1)
         }'
 }
 
