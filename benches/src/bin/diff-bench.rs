@@ -12,9 +12,10 @@
 //! added, 0.2 % removed, one object and a payload changed. With the default
 //! 5 M rows each file is about 1 GiB.
 //!
-//! Then, best of `--runs`, each in a fresh child process so that its peak
-//! memory is the diff's alone, it runs `ndarc_diff::diff` on the two files
-//! verified (the default) and with `no_verify`, and reports wall time,
+//! Then, best of `--runs` (and the median wall), each in a fresh child
+//! process so that its peak memory is the diff's alone, it runs
+//! `ndarc_diff::diff` on the two files verified (the default) and with
+//! `no_verify`, and reports wall time,
 //! MB/s over both inputs, and peak resident memory (VmHWM from
 //! /proc/self/status: inputs are read through bounded buffers, not mapped,
 //! so this is the diff's own memory).
@@ -28,9 +29,10 @@
 //! (rows matched by primary key, as ndarc matches them, rather than by
 //! rowid), `ndarc diff A B --format sql` on the
 //! archives, `ndarc diff a.db b.db --format sql` on the databases (each
-//! packed on the fly), and `ndarc diff -q A B`; best of `--runs` each, with
-//! ratios to sqldiff. `--ndarc PATH` times another build of `ndarc` (an
-//! older one, to compare) instead of the one beside this binary.
+//! packed on the fly), and `ndarc diff -q A B`; best of `--runs` each (and
+//! each one's median wall), with ratios to sqldiff. `--ndarc PATH` times
+//! another build of `ndarc` (an older one, to compare) instead of the one
+//! beside this binary.
 //!
 //! With `--shuffle`, the second export's rows (of its tables without
 //! rowid: five of the eight narrow tables, rowid tables must stay in
@@ -333,22 +335,36 @@ fn against_sqldiff(a: &Path, b: &Path, runs: usize, ndarc: Option<&Path>) {
         "ndarc diff -q A B",
         vec![n, "diff".into(), "-q".into(), s(a), s(b)],
     ));
-    // Best (by CPU) of the runs of each, the commands alternated run by run.
-    let mut best: Vec<Option<(f64, f64, u64)>> = vec![None; cases.len()];
+    // Every run of each, the commands alternated run by run; the best (by
+    // CPU) of each, and its median wall (a shared VM's noise moves the
+    // best run less than it moves the median, so both are shown).
+    let mut all: Vec<Vec<(f64, f64, u64)>> = vec![Vec::new(); cases.len()];
     for _ in 0..runs.max(1) {
         for (i, (_, cmd)) in cases.iter().enumerate() {
-            let r = timed(cmd);
-            if best[i].is_none_or(|b| r.1 < b.1) {
-                best[i] = Some(r);
-            }
+            all[i].push(timed(cmd));
         }
     }
+    let best: Vec<Option<(f64, f64, u64)>> = all
+        .iter()
+        .map(|r| r.iter().copied().min_by(|x, y| x.1.total_cmp(&y.1)))
+        .collect();
+    let medians: Vec<f64> = all
+        .iter()
+        .map(|r| median(r.iter().map(|x| x.0).collect()))
+        .collect();
     let base = have_sqldiff.then(|| best[0]).flatten();
+    let base_median = have_sqldiff.then(|| medians[0]);
     println!(
-        "{:<36} {:>8} {:>8} {:>10} {:>10} {:>9}",
-        "command (best CPU of runs)", "wall s", "CPU s", "CPU ratio", "wall ratio", "peak RSS"
+        "{:<36} {:>8} {:>8} {:>10} {:>10} {:>9} {:>13}",
+        "command (best CPU of runs)",
+        "wall s",
+        "CPU s",
+        "CPU ratio",
+        "wall ratio",
+        "peak RSS",
+        "median wall"
     );
-    for ((label, _), r) in cases.iter().zip(&best) {
+    for (((label, _), r), m) in cases.iter().zip(&best).zip(&medians) {
         let Some((wall, cpu, kib)) = r else { continue };
         let (rc, rw) = base.map_or((String::from("-"), String::from("-")), |(w0, c0, _)| {
             (
@@ -356,10 +372,22 @@ fn against_sqldiff(a: &Path, b: &Path, runs: usize, ndarc: Option<&Path>) {
                 format!("{:.2}x", wall / w0.max(1e-9)),
             )
         });
+        let rm = base_median.map_or(String::new(), |m0| format!(" ({:.2}x)", m / m0.max(1e-9)));
         println!(
-            "{label:<36} {wall:>8.2} {cpu:>8.2} {rc:>10} {rw:>10} {:>5.0} MiB",
+            "{label:<36} {wall:>8.2} {cpu:>8.2} {rc:>10} {rw:>10} {:>5.0} MiB {m:>6.2} s{rm}",
             *kib as f64 / 1024.0
         );
+    }
+}
+
+/// The median of `v` (the mean of the middle two of an even count; 0 when
+/// empty).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
 }
 
@@ -407,6 +435,7 @@ fn main() {
     }
     for verify in [true, false] {
         let mut best: Option<(f64, u64, String)> = None;
+        let mut walls = Vec::new();
         for _ in 0..args.runs.max(1) {
             let out = Command::new(&exe)
                 .arg("--measure")
@@ -428,18 +457,32 @@ fn main() {
                 "rows +{} -{} ~{}, objects ~{}, payloads ~{}",
                 f[2], f[3], f[4], f[5], f[6]
             );
+            walls.push(secs);
             if best.as_ref().is_none_or(|x| secs < x.0) {
                 best = Some((secs, kib, counts));
             }
         }
         if let Some((secs, kib, counts)) = best {
             println!(
-                "diff {:<10} {:>6.2} s  {:>7.0} MB/s  peak RSS (VmHWM) {:>5.0} MiB  [{counts}]",
+                "diff {:<10} {:>6.2} s  {:>7.0} MB/s  peak RSS (VmHWM) {:>5.0} MiB  median {:.2} s  [{counts}]",
                 if verify { "verified" } else { "no-verify" },
                 secs,
                 bytes as f64 / 1e6 / secs,
-                kib as f64 / 1024.0
+                kib as f64 / 1024.0,
+                median(walls)
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(vec![]), 0.0);
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
     }
 }
