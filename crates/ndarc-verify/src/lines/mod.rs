@@ -291,10 +291,10 @@ impl<'a> LineSource<'a> {
                     if start >= data.len() {
                         return Ok(None);
                     }
-                    let (len, has_lf) = framing::raw_line(&data[start..]);
+                    let (len, has_lf, cr) = framing::raw_line_noting_cr(&data[start..]);
                     let end = start + len;
                     self.pos = (end + usize::from(has_lf)) as u64;
-                    Raw::Bytes(LineBytes(Repr::Borrowed(&data[start..end])), has_lf)
+                    Raw::Bytes(LineBytes(Repr::Borrowed(&data[start..end])), has_lf, cr)
                 }
                 _ => match self.buffered(limit, skip_long || self.finite)? {
                     Some(raw) => raw,
@@ -319,7 +319,7 @@ impl<'a> LineSource<'a> {
     ) -> Option<Line<'a>> {
         let number = if self.counted { self.line } else { 0 };
         let (has_lf, over) = match &raw {
-            Raw::Bytes(b, lf) => (*lf, framing::over_limit(b, limit)),
+            Raw::Bytes(b, lf, _) => (*lf, framing::over_limit(b, limit)),
             Raw::Long { has_lf, .. } => (*has_lf, true),
         };
         if framing::reports_missing_lf(has_lf, over, skip_long) {
@@ -336,20 +336,21 @@ impl<'a> LineSource<'a> {
             raw_digest: digest,
             framing,
         };
-        let bytes = match raw {
+        let (bytes, cr) = match raw {
             Raw::Long {
                 len, digest, known, ..
             } => return Some(long(len, digest, known, self.take_pending())),
-            Raw::Bytes(b, _) => b,
+            Raw::Bytes(b, _, cr) => (b, cr),
         };
-        let len = match framing::frame(&bytes, number, offset, limit, &mut self.pending) {
-            Frame::Empty => return None,
-            Frame::TooLong => {
-                let d = sha256(&bytes);
-                return Some(long(bytes.len() as u64, Some(d), true, self.take_pending()));
-            }
-            Frame::Record { len } => len,
-        };
+        let len =
+            match framing::frame_searched(&bytes, cr, number, offset, limit, &mut self.pending) {
+                Frame::Empty => return None,
+                Frame::TooLong => {
+                    let d = sha256(&bytes);
+                    return Some(long(bytes.len() as u64, Some(d), true, self.take_pending()));
+                }
+                Frame::Record { len } => len,
+            };
         let framing = self.take_pending();
         let raw_digest = (len < bytes.len()).then(|| sha256(&bytes));
         let bytes = bytes.truncated(len);
@@ -369,17 +370,22 @@ impl<'a> LineSource<'a> {
         // Look for LF within limit + 2 bytes (a CR may precede it).
         let window_max = framing::window(limit);
         let mut scanned = 0;
+        // Whether a CR was seen in the bytes scanned (the line's framing
+        // then looks for it again; otherwise it need not).
+        let mut cr = false;
         let mut probed = false;
         loop {
             let avail = self.end - self.start;
             let window = avail.min(window_max);
-            if let Some(i) =
-                framing::find_lf(&self.buf.buf[self.start + scanned..self.start + window])
-            {
+            let (found, cr_here) = framing::find_lf_noting_cr(
+                &self.buf.buf[self.start + scanned..self.start + window],
+            );
+            cr |= cr_here;
+            if let Some(i) = found {
                 let lf = self.start + scanned + i;
                 self.pos += (lf - self.start) as u64 + 1;
                 let bytes = self.take_line(lf);
-                return Ok(Some(Raw::Bytes(bytes, true)));
+                return Ok(Some(Raw::Bytes(bytes, true, cr)));
             }
             scanned = window;
             if window >= window_max {
@@ -391,7 +397,7 @@ impl<'a> LineSource<'a> {
                 }
                 let bytes = self.take_line(self.end);
                 self.pos += avail as u64;
-                return Ok(Some(Raw::Bytes(bytes, false)));
+                return Ok(Some(Raw::Bytes(bytes, false, cr)));
             }
             // A file's line that would grow the buffer past GROWN_BLOCK
             // (only a manifest may be that long) is first looked ahead of
@@ -614,8 +620,9 @@ impl<'a> LineSource<'a> {
 }
 
 enum Raw<'a> {
-    /// The line without its LF, and whether an LF ended it.
-    Bytes(LineBytes<'a>, bool),
+    /// The line without its LF, whether an LF ended it, and whether it
+    /// may hold a CR (false when the search for its LF saw none).
+    Bytes(LineBytes<'a>, bool, bool),
     /// A line over the limit, not kept.
     Long {
         len: u64,
@@ -779,6 +786,13 @@ mod tests {
         let (got, _) = all(&data, CHUNK);
         assert_eq!(got[0].2, Some(3 * CHUNK as u64 + 5));
         assert_eq!(got[1].3, b"tail");
+        // A CR seen in the line's first chunk, its LF chunks later: the
+        // one search for both remembers it (and a line without one has no
+        // finding, above).
+        data[10] = b'\r';
+        let (got, _) = all(&data, 4 * CHUNK);
+        assert_eq!(got[0].4, vec![Code::CarriageReturn]);
+        assert_eq!(got[1].4, vec![]);
     }
 
     #[test]
