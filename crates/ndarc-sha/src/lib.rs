@@ -522,7 +522,7 @@ mod tests {
     #[test]
     fn message_parts_concatenate() {
         // A row message's two parts (one byte pushed), after another.
-        for n in 0..140 {
+        for n in 0..400 {
             let tail: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
             let mut buf = vec![7u8; 64];
             let b = push_message(&mut buf, &[b"{", &tail]);
