@@ -370,8 +370,7 @@ impl<'a> LineSource<'a> {
         // Look for LF within limit + 2 bytes (a CR may precede it).
         let window_max = framing::window(limit);
         let mut scanned = 0;
-        // Whether a CR was seen in the bytes scanned (the line's framing
-        // then looks for it again; otherwise it need not).
+        // A CR seen in the bytes scanned: the framing looks for it again.
         let mut cr = false;
         let mut probed = false;
         loop {
@@ -786,9 +785,8 @@ mod tests {
         let (got, _) = all(&data, CHUNK);
         assert_eq!(got[0].2, Some(3 * CHUNK as u64 + 5));
         assert_eq!(got[1].3, b"tail");
-        // A CR seen in the line's first chunk, its LF chunks later: the
-        // one search for both remembers it (and a line without one has no
-        // finding, above).
+        // A CR in the line's first chunk, its LF chunks later: the one
+        // search for both remembers it.
         data[10] = b'\r';
         let (got, _) = all(&data, 4 * CHUNK);
         assert_eq!(got[0].4, vec![Code::CarriageReturn]);
