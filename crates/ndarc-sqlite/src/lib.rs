@@ -25,7 +25,8 @@
 //! }
 //! ```
 
-#![forbid(unsafe_code)]
+// Unsafe code only in `unpack::stmt` (SQLite's C API), where it allows it.
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 use std::io::{self, Read};

@@ -6,6 +6,8 @@ use ndarc_format::Affinity;
 use ndarc_json::Value;
 use rusqlite::types::Value as SqlValue;
 
+use super::stmt::Binder;
+
 /// A number as a restore leaves it in the database.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum RestoredNumber {
@@ -71,32 +73,29 @@ pub(super) fn cell(v: &Value<'_>, affinity: Affinity, buf: &mut Vec<u8>) -> SqlV
 }
 
 /// Binds the cell whose canonical JSON text is `text` (from a verified
-/// line) as parameter `i` of `st`, as [`cell`] makes its value: a string
-/// without escapes as the bytes between its quotes, a short integer
+/// line) as parameter `i`, as [`cell`] makes its value: a string without
+/// escapes as the bytes between its quotes (in place), a short integer
 /// without parsing, anything else parsed (a blob decoded into `buf`).
-pub(super) fn bind_cell(
-    st: &mut rusqlite::Statement<'_>,
+pub(super) fn bind_cell<'s>(
+    b: &mut Binder<'s>,
     i: usize,
-    text: &[u8],
+    text: &'s [u8],
     affinity: Affinity,
     buf: &mut Vec<u8>,
 ) -> rusqlite::Result<()> {
-    use rusqlite::types::{ToSqlOutput, ValueRef};
-    let number = |n: f64| match bound_number(n, affinity) {
-        RestoredNumber::Integer(i) => ToSqlOutput::Borrowed(ValueRef::Integer(i)),
-        RestoredNumber::Real(r) => ToSqlOutput::Borrowed(ValueRef::Real(r)),
+    let number = |b: &mut Binder<'s>, n: f64| match bound_number(n, affinity) {
+        RestoredNumber::Integer(v) => b.int(i, v),
+        RestoredNumber::Real(r) => b.real(i, r),
     };
     match text {
-        [b'"', inner @ .., b'"'] if !inner.contains(&b'\\') => {
-            return st.raw_bind_parameter(i, ToSqlOutput::Borrowed(ValueRef::Text(inner)));
-        }
-        b"null" => return st.raw_bind_parameter(i, ToSqlOutput::Borrowed(ValueRef::Null)),
+        [b'"', inner @ .., b'"'] if !inner.contains(&b'\\') => return b.text(i, inner),
+        b"null" => return b.null(i),
         _ => {}
     }
     if let Some(n) = short_integer(text) {
         // Integral and within ±2^53: bound as the integer it is, under any
         // affinity (`bound_number`).
-        return st.raw_bind_parameter(i, ToSqlOutput::Borrowed(ValueRef::Integer(n)));
+        return b.int(i, n);
     }
     // Any other number (a verified cell: valid JSON, whose number grammar
     // Rust's float parser takes with the same rounding), without building a
@@ -106,22 +105,20 @@ pub(super) fn bind_cell(
             .ok()
             .and_then(|t| t.parse::<f64>().ok())
         {
-            return st.raw_bind_parameter(i, number(n));
+            return number(b, n);
         }
     }
-    let v = ndarc_json::parse(text).unwrap_or(Value::Null);
-    let out = match &v {
-        Value::Null | Value::Bool(_) | Value::Array(_) => ToSqlOutput::Owned(SqlValue::Null),
-        Value::Number(n) => number(*n),
-        Value::String(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
+    match ndarc_json::parse(text).unwrap_or(Value::Null) {
+        Value::Null | Value::Bool(_) | Value::Array(_) => b.null(i),
+        Value::Number(n) => number(b, n),
+        Value::String(s) => b.text_copied(i, s.as_bytes()),
         Value::Object(o) => {
             buf.clear();
             let b64 = o.get("blob").and_then(Value::as_str).unwrap_or("");
             decode_base64_into(b64, buf);
-            ToSqlOutput::Borrowed(ValueRef::Blob(buf))
+            b.blob_copied(i, buf)
         }
-    };
-    st.raw_bind_parameter(i, out)
+    }
 }
 
 /// The value of a canonical integer of at most 15 digits (exact as a
@@ -149,6 +146,7 @@ fn short_integer(text: &[u8]) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::unpack::stmt::Statement;
     use rusqlite::Connection;
 
     /// What binding a cell's text stores, read back: the fast paths
@@ -157,7 +155,9 @@ mod tests {
     #[test]
     fn a_bound_cell_is_its_parsed_value() {
         let conn = Connection::open_in_memory().unwrap();
-        let mut st = conn.prepare("SELECT ?1").unwrap();
+        // No declared type: the column keeps what is bound.
+        conn.execute_batch("CREATE TABLE t(v)").unwrap();
+        let mut st = Statement::prepare(&conn, "INSERT INTO t VALUES(?1)").unwrap();
         let texts = [
             "0",
             "-0",
@@ -180,8 +180,10 @@ mod tests {
             "null",
             "true",
             "\"x\"",
+            "\"\"",
             "\"a\\\"b\"",
             "{\"blob\":\"AAE=\"}",
+            "{\"blob\":\"\"}",
         ];
         let affinities = [
             Affinity::Integer,
@@ -192,8 +194,13 @@ mod tests {
         let mut buf = Vec::new();
         for text in texts {
             for aff in affinities {
-                bind_cell(&mut st, 1, text.as_bytes(), aff, &mut buf).unwrap();
-                let got: SqlValue = st.raw_query().next().unwrap().unwrap().get(0).unwrap();
+                st.execute(|b| bind_cell(b, 1, text.as_bytes(), aff, &mut buf))
+                    .unwrap();
+                let got: SqlValue = conn
+                    .query_row("SELECT v FROM t ORDER BY rowid DESC LIMIT 1", [], |r| {
+                        r.get(0)
+                    })
+                    .unwrap();
                 let parsed = ndarc_json::parse(text.as_bytes()).unwrap();
                 let want = cell(&parsed, aff, &mut buf);
                 assert_eq!(got, want, "{text} under {aff:?}");

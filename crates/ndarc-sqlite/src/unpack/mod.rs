@@ -31,6 +31,7 @@ mod error;
 mod files;
 mod restore;
 mod schema;
+mod stmt;
 
 pub use cells::{restored_number, RestoredNumber};
 pub use schema::{defensive, restore_authorizer};

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ndarc_format::manifest::Manifest;
-use ndarc_format::part::BinaryKind;
+use ndarc_format::part::{BinaryKind, RowSpans};
 use ndarc_format::{Affinity, LineRef, Plan};
 use ndarc_json::Value;
 use ndarc_verify::{Accepted, Reader};
@@ -23,6 +23,7 @@ use super::cells::{bind_cell, cell};
 use super::error::{sqlite_err, unholdable, write_err};
 use super::files::{make_dirs, place, safe_segments, temp_sibling, Written};
 use super::schema::{check_created, creation_order};
+use super::stmt::{Binder, Statement};
 use super::UnpackOptions;
 use crate::Error;
 
@@ -53,8 +54,8 @@ const BATCH_ROWS: usize = 64;
 /// [`Insert::batch`] rows.
 pub(super) struct Current<'c> {
     table: usize,
-    one: rusqlite::Statement<'c>,
-    many: Option<rusqlite::Statement<'c>>,
+    one: Statement<'c>,
+    many: Option<Statement<'c>>,
 }
 
 /// The insert statements of table `t`, a batch binding at most
@@ -292,14 +293,14 @@ impl<'c> Restore<'c> {
         Ok(())
     }
 
-    fn rows(&mut self, part: &Accepted<'_>, table: usize) -> Result<(), Error> {
+    fn rows<'a>(&mut self, part: &'a Accepted<'_>, table: usize) -> Result<(), Error> {
         let plan = self.plan()?.clone();
         if self.current.as_ref().map(|c| c.table) != Some(table) {
             self.current = None;
             let name = &plan.manifest.tables[table].name;
             let (conn, db) = (self.conn, self.db);
             let prepare = |sql: &str| {
-                conn.prepare(sql).map_err(|e| {
+                Statement::prepare(conn, sql).map_err(|e| {
                     sqlite_err(db, e, |e| {
                         unholdable("row_rejected", format!("table {name}: {e}"))
                     })
@@ -313,7 +314,7 @@ impl<'c> Restore<'c> {
             let many = ins
                 .batch_sql
                 .as_deref()
-                .and_then(|sql| conn.prepare(sql).ok());
+                .and_then(|sql| Statement::prepare(conn, sql).ok());
             self.current = Some(Current { table, one, many });
         }
         let ins = &self.inserts[table];
@@ -322,41 +323,24 @@ impl<'c> Restore<'c> {
         let spans = part.spans;
         let mut n = 0u64;
         if spans.table == Some(table) {
-            // Each cell bound straight from its text in the line (copied by
-            // SQLite as it binds): no value tree, no owned value per cell.
+            // Each cell bound straight from its text in the line (a string
+            // in place): no value tree, no owned value per cell.
             let width = ins.affinities.len();
             let per_row = width + usize::from(ins.rowid);
             let Some(cur) = self.current.as_mut() else {
                 return Ok(());
             };
             let blob = &mut self.blob;
-            // Binds row `r` of the part as row `k` of `st`'s VALUES.
-            let bind = |st: &mut rusqlite::Statement<'_>,
-                        k: usize,
-                        r: usize,
-                        blob: &mut Vec<u8>|
-             -> rusqlite::Result<()> {
-                for (c, aff) in ins.affinities.iter().enumerate() {
-                    let (a, b) = spans.cells.get(r * width + c).copied().unwrap_or((0, 0));
-                    let text = bytes.get(a as usize..b as usize).unwrap_or(b"null");
-                    bind_cell(st, k * per_row + c + 1, text, *aff, blob)?;
-                }
-                if ins.rowid {
-                    let id = spans.rowids.get(r).map_or(0, |x| x.0);
-                    st.raw_bind_parameter(k * per_row + width + 1, id)?;
-                }
-                Ok(())
+            // Binds row `r` of the part as row `k` of the statement's VALUES.
+            let bind = |st: &mut Binder<'a>, k: usize, r: usize, blob: &mut Vec<u8>| {
+                bind_row(st, (bytes, spans), ins, (k * per_row, r), blob)
             };
             let rows = spans.rows.len();
             let mut r = 0;
             if let Some(many) = cur.many.as_mut() {
                 while rows - r >= ins.batch {
-                    let done = (|| {
-                        for k in 0..ins.batch {
-                            bind(many, k, r + k, blob)?;
-                        }
-                        many.raw_execute().map(drop)
-                    })();
+                    let done =
+                        many.execute(|b| (0..ins.batch).try_for_each(|k| bind(b, k, r + k, blob)));
                     if let Err(e) = done {
                         let inserted = self.counts[table] + r as u64;
                         let at = (first + r as u64, inserted, ins.batch);
@@ -366,18 +350,14 @@ impl<'c> Restore<'c> {
                             table,
                             at,
                             e,
-                            |k| {
-                                bind(&mut cur.one, 0, r + k, blob)
-                                    .and_then(|()| cur.one.raw_execute().map(drop))
-                            },
+                            |k| cur.one.execute(|b| bind(b, 0, r + k, blob)),
                         ));
                     }
                     r += ins.batch;
                 }
             }
             for r in r..rows {
-                let done =
-                    bind(&mut cur.one, 0, r, blob).and_then(|()| cur.one.raw_execute().map(drop));
+                let done = cur.one.execute(|b| bind(b, 0, r, blob));
                 done.map_err(|e| rejected(self.db, &plan, table, first + r as u64, e))?;
             }
             n = rows as u64;
@@ -475,6 +455,28 @@ impl<'c> Restore<'c> {
     }
 }
 
+/// Binds row `r` of a part (its line's `bytes` and `spans`) from
+/// parameter `at + 1` on: its cells in the plan's order, then its rowid.
+fn bind_row<'s>(
+    st: &mut Binder<'s>,
+    (bytes, spans): (&'s [u8], &RowSpans),
+    ins: &Insert,
+    (at, r): (usize, usize),
+    blob: &mut Vec<u8>,
+) -> rusqlite::Result<()> {
+    let width = ins.affinities.len();
+    for (c, aff) in ins.affinities.iter().enumerate() {
+        let (a, b) = spans.cells.get(r * width + c).copied().unwrap_or((0, 0));
+        let text = bytes.get(a as usize..b as usize).unwrap_or(b"null");
+        bind_cell(st, at + c + 1, text, *aff, blob)?;
+    }
+    if ins.rowid {
+        let id = spans.rowids.get(r).map_or(0, |x| x.0);
+        st.int(at + width + 1, id)?;
+    }
+    Ok(())
+}
+
 /// Inserts one row with `params`.
 fn exec(
     current: &mut Option<Current<'_>>,
@@ -486,8 +488,7 @@ fn exec(
     let Some(Current { one: st, .. }) = current.as_mut() else {
         return Ok(());
     };
-    st.execute(rusqlite::params_from_iter(params.iter()))
-        .map(drop)
+    st.execute(|b| (params.iter().enumerate()).try_for_each(|(i, v)| b.value(i + 1, v)))
         .map_err(|e| rejected(db, plan, table, index, e))
 }
 

@@ -1,0 +1,321 @@
+//! A restore's prepared INSERT, bound through SQLite's C API.
+//!
+//! rusqlite copies every text it binds (`SQLITE_TRANSIENT`: an allocation
+//! and a copy per cell, which SQLite then copies again into the record)
+//! and decodes each bind's result through its connection. A restore binds
+//! text straight from the verified line, which outlives the execution, so
+//! here it is bound in place (`SQLITE_STATIC`). rusqlite does not hand out
+//! a statement's handle, so this type owns one.
+//!
+//! Soundness rests on one rule: a binding that borrows lives only inside
+//! [`Statement::execute`], which clears every binding before it returns
+//! (and if the binding closure panics), so SQLite never holds a pointer
+//! past the data's lifetime.
+
+#![allow(unsafe_code)]
+
+use std::ffi::{c_int, CStr};
+use std::marker::PhantomData;
+use std::ptr::{self, NonNull};
+
+use rusqlite::types::Value;
+use rusqlite::{ffi, Connection};
+
+/// A prepared statement of one SQL statement on a connection.
+pub(super) struct Statement<'c> {
+    stmt: NonNull<ffi::sqlite3_stmt>,
+    db: *mut ffi::sqlite3,
+    _conn: PhantomData<&'c Connection>,
+}
+
+/// The values of one execution of a [`Statement`]; text bound with
+/// [`Binder::text`] borrows data that outlives the execution (`'s`).
+pub(super) struct Binder<'s> {
+    stmt: NonNull<ffi::sqlite3_stmt>,
+    db: *mut ffi::sqlite3,
+    _data: PhantomData<&'s [u8]>,
+}
+
+/// SQLite's error for result code `rc` on `db`, as rusqlite reports it.
+fn error(db: *mut ffi::sqlite3, rc: c_int) -> rusqlite::Error {
+    // SAFETY: `db` is an open connection (borrowed by the statement);
+    // `sqlite3_errmsg` returns a NUL-terminated string it owns, copied
+    // here before any other call on the connection.
+    let msg = unsafe {
+        let p = ffi::sqlite3_errmsg(db);
+        (!p.is_null()).then(|| CStr::from_ptr(p).to_string_lossy().into_owned())
+    };
+    rusqlite::Error::SqliteFailure(ffi::Error::new(rc), msg)
+}
+
+/// A one-based parameter index as SQLite takes it (an index beyond
+/// `c_int` is out of range, which SQLite reports).
+fn index(i: usize) -> c_int {
+    c_int::try_from(i).unwrap_or(c_int::MAX)
+}
+
+impl<'c> Statement<'c> {
+    /// Prepares `sql`, which must be one statement (as rusqlite's
+    /// `prepare` requires).
+    pub(super) fn prepare(conn: &'c Connection, sql: &str) -> rusqlite::Result<Self> {
+        let len = c_int::try_from(sql.len()).map_err(|_| {
+            rusqlite::Error::SqliteFailure(ffi::Error::new(ffi::SQLITE_TOOBIG), None)
+        })?;
+        // SAFETY: the handle of an open connection, used only while the
+        // statement borrows the connection.
+        let db = unsafe { conn.handle() };
+        let mut stmt = ptr::null_mut();
+        let mut tail = ptr::null();
+        // SAFETY: `sql` is valid for `len` bytes; SQLite writes the new
+        // statement (or null) and a pointer into `sql` to the outputs.
+        let rc = unsafe {
+            ffi::sqlite3_prepare_v3(
+                db,
+                sql.as_ptr().cast(),
+                len,
+                ffi::SQLITE_PREPARE_PERSISTENT,
+                &mut stmt,
+                &mut tail,
+            )
+        };
+        if rc != ffi::SQLITE_OK {
+            return Err(error(db, rc));
+        }
+        let Some(stmt) = NonNull::new(stmt) else {
+            // Only whitespace or comments.
+            return Err(rusqlite::Error::InvalidQuery);
+        };
+        let st = Statement {
+            stmt,
+            db,
+            _conn: PhantomData,
+        };
+        let used = (tail as usize).saturating_sub(sql.as_ptr() as usize);
+        if !sql.get(used..).unwrap_or("").trim().is_empty() {
+            return Err(rusqlite::Error::MultipleStatement);
+        }
+        Ok(st)
+    }
+
+    /// Runs the statement once, with the values `bind` binds (a parameter
+    /// it leaves unbound is NULL); it must return no rows. Every binding
+    /// is cleared before this returns.
+    pub(super) fn execute<'s>(
+        &mut self,
+        bind: impl FnOnce(&mut Binder<'s>) -> rusqlite::Result<()>,
+    ) -> rusqlite::Result<()> {
+        let mut b = Binder {
+            stmt: self.stmt,
+            db: self.db,
+            _data: PhantomData,
+        };
+        bind(&mut b)?;
+        let p = self.stmt.as_ptr();
+        // SAFETY: a live statement, its borrowed values alive until `b`
+        // (which clears them) is dropped at the end of this function.
+        let (r, rr) = unsafe { (ffi::sqlite3_step(p), ffi::sqlite3_reset(p)) };
+        match r {
+            ffi::SQLITE_DONE if rr == ffi::SQLITE_OK => Ok(()),
+            ffi::SQLITE_DONE => Err(error(self.db, rr)),
+            ffi::SQLITE_ROW => Err(rusqlite::Error::ExecuteReturnedResults),
+            _ => Err(error(self.db, r)),
+        }
+    }
+}
+
+impl Drop for Statement<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the statement is live and finalized once.
+        unsafe {
+            ffi::sqlite3_finalize(self.stmt.as_ptr());
+        }
+    }
+}
+
+impl Drop for Binder<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the statement outlives its binder; after this SQLite
+        // holds no pointer to borrowed data.
+        unsafe {
+            ffi::sqlite3_clear_bindings(self.stmt.as_ptr());
+        }
+    }
+}
+
+impl<'s> Binder<'s> {
+    fn check(&self, rc: c_int) -> rusqlite::Result<()> {
+        if rc == ffi::SQLITE_OK {
+            Ok(())
+        } else {
+            Err(error(self.db, rc))
+        }
+    }
+
+    /// Binds NULL to parameter `i` (one-based).
+    pub(super) fn null(&mut self, i: usize) -> rusqlite::Result<()> {
+        // SAFETY: a live statement; SQLite checks the index.
+        self.check(unsafe { ffi::sqlite3_bind_null(self.stmt.as_ptr(), index(i)) })
+    }
+
+    /// Binds an INTEGER.
+    pub(super) fn int(&mut self, i: usize, v: i64) -> rusqlite::Result<()> {
+        // SAFETY: as `null`.
+        self.check(unsafe { ffi::sqlite3_bind_int64(self.stmt.as_ptr(), index(i), v) })
+    }
+
+    /// Binds a REAL.
+    pub(super) fn real(&mut self, i: usize, v: f64) -> rusqlite::Result<()> {
+        // SAFETY: as `null`.
+        self.check(unsafe { ffi::sqlite3_bind_double(self.stmt.as_ptr(), index(i), v) })
+    }
+
+    /// Binds UTF-8 text in place: SQLite reads it during the execution and
+    /// keeps no pointer to it after (see [`Statement::execute`]).
+    pub(super) fn text(&mut self, i: usize, s: &'s [u8]) -> rusqlite::Result<()> {
+        self.text_with(i, s, ffi::SQLITE_STATIC())
+    }
+
+    /// Binds UTF-8 text, copied by SQLite (for text that does not outlive
+    /// the execution).
+    pub(super) fn text_copied(&mut self, i: usize, s: &[u8]) -> rusqlite::Result<()> {
+        self.text_with(i, s, ffi::SQLITE_TRANSIENT())
+    }
+
+    fn text_with(
+        &mut self,
+        i: usize,
+        s: &[u8],
+        how: ffi::sqlite3_destructor_type,
+    ) -> rusqlite::Result<()> {
+        // An empty text still needs a non-null pointer (or it is NULL).
+        let p = if s.is_empty() {
+            b"".as_ptr()
+        } else {
+            s.as_ptr()
+        };
+        // SAFETY: `p` is valid for `s.len()` bytes; with SQLITE_STATIC the
+        // caller's lifetime `'s` covers the execution (see `text`), and
+        // with SQLITE_TRANSIENT SQLite copies before returning.
+        self.check(unsafe {
+            ffi::sqlite3_bind_text64(
+                self.stmt.as_ptr(),
+                index(i),
+                p.cast(),
+                s.len() as u64,
+                how,
+                ffi::SQLITE_UTF8 as u8,
+            )
+        })
+    }
+
+    /// Binds a BLOB, copied by SQLite (an empty one as a zero-length
+    /// BLOB, as rusqlite binds it).
+    pub(super) fn blob_copied(&mut self, i: usize, b: &[u8]) -> rusqlite::Result<()> {
+        let p = self.stmt.as_ptr();
+        // SAFETY: `b` is valid for its length; SQLite copies it before
+        // returning (SQLITE_TRANSIENT).
+        self.check(unsafe {
+            if b.is_empty() {
+                ffi::sqlite3_bind_zeroblob64(p, index(i), 0)
+            } else {
+                ffi::sqlite3_bind_blob64(
+                    p,
+                    index(i),
+                    b.as_ptr().cast(),
+                    b.len() as u64,
+                    ffi::SQLITE_TRANSIENT(),
+                )
+            }
+        })
+    }
+
+    /// Binds `v` (copied).
+    pub(super) fn value(&mut self, i: usize, v: &Value) -> rusqlite::Result<()> {
+        match v {
+            Value::Null => self.null(i),
+            Value::Integer(n) => self.int(i, *n),
+            Value::Real(r) => self.real(i, *r),
+            Value::Text(s) => self.text_copied(i, s.as_bytes()),
+            Value::Blob(b) => self.blob_copied(i, b),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE t(a TEXT NOT NULL, b)")
+            .unwrap();
+        conn
+    }
+
+    fn rows(conn: &Connection) -> Vec<(String, Value)> {
+        let mut st = conn.prepare("SELECT a, b FROM t ORDER BY rowid").unwrap();
+        let got = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)));
+        got.unwrap().map(Result::unwrap).collect()
+    }
+
+    /// One statement only, as rusqlite's `prepare` (the restore's SQL is
+    /// built, but a second statement is never run).
+    #[test]
+    fn one_statement_is_prepared() {
+        let conn = table();
+        let two = Statement::prepare(&conn, "INSERT INTO t VALUES('x', 1); DROP TABLE t");
+        assert!(matches!(two, Err(rusqlite::Error::MultipleStatement)));
+        let none = Statement::prepare(&conn, "  -- nothing\n");
+        assert!(matches!(none, Err(rusqlite::Error::InvalidQuery)));
+        let bad = Statement::prepare(&conn, "INSERT INTO nowhere VALUES(1)");
+        let Err(rusqlite::Error::SqliteFailure(e, Some(msg))) = bad else {
+            panic!("{bad:?}", bad = bad.map(drop));
+        };
+        assert_eq!(e.code, rusqlite::ErrorCode::Unknown);
+        assert_eq!(msg, "no such table: nowhere");
+        assert!(Statement::prepare(&conn, "INSERT INTO t VALUES(?1, ?2);  ").is_ok());
+    }
+
+    /// Text bound in place is stored as it was when the statement ran;
+    /// the bindings end with the execution (a parameter not bound again is
+    /// NULL), and SQLite's errors come as rusqlite reports them.
+    #[test]
+    fn bindings_last_one_execution() {
+        let conn = table();
+        let mut st = Statement::prepare(&conn, "INSERT INTO t VALUES(?1, ?2)").unwrap();
+        let mut line = b"first".to_vec();
+        st.execute(|b| {
+            b.text(1, &line)?;
+            b.blob_copied(2, b"\x00\x01")
+        })
+        .unwrap();
+        line.copy_from_slice(b"xxxxx");
+        st.execute(|b| b.text(1, b"")).unwrap();
+        st.execute(|b| {
+            b.text_copied(1, "ünï".as_bytes())?;
+            b.value(2, &Value::Real(0.5))
+        })
+        .unwrap();
+        st.execute(|b| {
+            b.text(1, b"n")?;
+            b.int(2, -7)
+        })
+        .unwrap();
+        let err = st.execute(|b| b.null(1)).unwrap_err();
+        let rusqlite::Error::SqliteFailure(e, Some(msg)) = &err else {
+            panic!("{err:?}");
+        };
+        assert_eq!(e.extended_code, ffi::SQLITE_CONSTRAINT_NOTNULL);
+        assert_eq!(msg, "NOT NULL constraint failed: t.a");
+        assert!(st.execute(|b| b.int(3, 1)).is_err(), "no third parameter");
+        assert_eq!(
+            rows(&conn),
+            [
+                ("first".to_string(), Value::Blob(vec![0, 1])),
+                (String::new(), Value::Null),
+                ("ünï".to_string(), Value::Real(0.5)),
+                ("n".to_string(), Value::Integer(-7)),
+            ]
+        );
+    }
+}
