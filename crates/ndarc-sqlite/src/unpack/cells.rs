@@ -97,13 +97,13 @@ pub(super) fn bind_cell<'s>(
         // affinity (`bound_number`).
         return b.int(i, n);
     }
-    if let Some(n) = short_decimal(text) {
-        return number(b, n);
-    }
     // Any other number (a verified cell: valid JSON, whose number grammar
     // Rust's float parser takes with the same rounding), without building a
     // JSON value: reals were 3 % of restoring Chinook-like rows.
     if let [b'-' | b'0'..=b'9', ..] = text {
+        if let Some(n) = short_decimal(text) {
+            return number(b, n);
+        }
         if let Some(n) = std::str::from_utf8(text)
             .ok()
             .and_then(|t| t.parse::<f64>().ok())
@@ -159,6 +159,10 @@ const POW10: [f64; 15] = [
 /// exact quotient, so this is the correctly rounded value (Clinger's fast
 /// path).
 fn short_decimal(text: &[u8]) -> Option<f64> {
+    // A sign, 15 digits and the point at most: nothing longer is searched.
+    if text.len() > 17 {
+        return None;
+    }
     let (neg, t) = match text {
         [b'-', d @ ..] => (true, d),
         d => (false, d),
@@ -274,6 +278,7 @@ mod tests {
             "1.2.3",
             "1234567890.123456",
             "0x1.8",
+            "12345678901234.5678",
             "\"1.5\"",
         ] {
             assert_eq!(short_decimal(t.as_bytes()), None, "{t}");
