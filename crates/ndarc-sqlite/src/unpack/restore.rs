@@ -330,17 +330,15 @@ impl<'c> Restore<'c> {
             let Some(cur) = self.current.as_mut() else {
                 return Ok(());
             };
-            let blob = &mut self.blob;
             // Binds row `r` of the part as row `k` of the statement's VALUES.
-            let bind = |st: &mut Binder<'a>, k: usize, r: usize, blob: &mut Vec<u8>| {
-                bind_row(st, (bytes, spans), ins, (k * per_row, r), blob)
+            let bind = |st: &mut Binder<'a, '_>, k: usize, r: usize| {
+                bind_row(st, (bytes, spans), ins, (k * per_row, r))
             };
             let rows = spans.rows.len();
             let mut r = 0;
             if let Some(many) = cur.many.as_mut() {
                 while rows - r >= ins.batch {
-                    let done =
-                        many.execute(|b| (0..ins.batch).try_for_each(|k| bind(b, k, r + k, blob)));
+                    let done = many.execute(|b| (0..ins.batch).try_for_each(|k| bind(b, k, r + k)));
                     if let Err(e) = done {
                         let inserted = self.counts[table] + r as u64;
                         let at = (first + r as u64, inserted, ins.batch);
@@ -350,14 +348,14 @@ impl<'c> Restore<'c> {
                             table,
                             at,
                             e,
-                            |k| cur.one.execute(|b| bind(b, 0, r + k, blob)),
+                            |k| cur.one.execute(|b| bind(b, 0, r + k)),
                         ));
                     }
                     r += ins.batch;
                 }
             }
             for r in r..rows {
-                let done = cur.one.execute(|b| bind(b, 0, r, blob));
+                let done = cur.one.execute(|b| bind(b, 0, r));
                 done.map_err(|e| rejected(self.db, &plan, table, first + r as u64, e))?;
             }
             n = rows as u64;
@@ -458,17 +456,16 @@ impl<'c> Restore<'c> {
 /// Binds row `r` of a part (its line's `bytes` and `spans`) from
 /// parameter `at + 1` on: its cells in the plan's order, then its rowid.
 fn bind_row<'s>(
-    st: &mut Binder<'s>,
+    st: &mut Binder<'s, '_>,
     (bytes, spans): (&'s [u8], &RowSpans),
     ins: &Insert,
     (at, r): (usize, usize),
-    blob: &mut Vec<u8>,
 ) -> rusqlite::Result<()> {
     let width = ins.affinities.len();
     for (c, aff) in ins.affinities.iter().enumerate() {
         let (a, b) = spans.cells.get(r * width + c).copied().unwrap_or((0, 0));
         let text = bytes.get(a as usize..b as usize).unwrap_or(b"null");
-        bind_cell(st, at + c + 1, text, *aff, blob)?;
+        bind_cell(st, at + c + 1, text, *aff)?;
     }
     if ins.rowid {
         let id = spans.rowids.get(r).map_or(0, |x| x.0);
