@@ -21,7 +21,12 @@ pub enum RestoredNumber {
 /// ±2^53 as integers, others as doubles. (An INTEGER cell is always a safe
 /// integer in a valid archive.)
 fn bound_number(n: f64, affinity: Affinity) -> RestoredNumber {
-    if affinity == Affinity::Integer || (n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_992.0) {
+    // Within ±2^53 the cast truncates exactly, so it tells an integer
+    // (`f64::fract` calls libm's `trunc` on x86-64 without SSE4.1: 0.3 %
+    // of the inserting thread restoring narrow rows).
+    if affinity == Affinity::Integer
+        || (n.abs() <= 9_007_199_254_740_992.0 && (n as i64) as f64 == n)
+    {
         RestoredNumber::Integer(n as i64)
     } else {
         RestoredNumber::Real(n)
@@ -207,6 +212,48 @@ mod tests {
     use super::*;
     use crate::unpack::stmt::Statement;
     use rusqlite::Connection;
+
+    /// The cast that tells an integer agrees with `fract`, at the edges
+    /// of ±2^53 and of the doubles with a fraction.
+    #[test]
+    fn a_bound_number_is_integral_as_fract_says() {
+        let edges = [
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.0,
+            4_503_599_627_370_495.5,
+            4_503_599_627_370_496.0,
+            9_007_199_254_740_991.0,
+            9_007_199_254_740_992.0,
+            -9_007_199_254_740_992.0,
+            9_007_199_254_740_994.0,
+            1e300,
+            -1e-300,
+            5e-324,
+        ];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        // Any bits, and quarters up to 2^54 (around the edge).
+        let random = (0..20_000).map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if i % 2 == 0 {
+                f64::from_bits(x)
+            } else {
+                (x >> 8) as f64 / 4.0 * if x & 1 == 0 { 1.0 } else { -1.0 }
+            }
+        });
+        for n in edges.into_iter().chain(random).filter(|n| n.is_finite()) {
+            let want = n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_992.0;
+            let got = matches!(
+                bound_number(n, Affinity::Number),
+                RestoredNumber::Integer(_)
+            );
+            assert_eq!(got, want, "{n:e}");
+        }
+    }
 
     /// What binding a cell's text stores, read back: the fast paths
     /// (quoted text, `null`, short integers, other numbers) bind what the
