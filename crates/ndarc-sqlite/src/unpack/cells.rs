@@ -133,11 +133,7 @@ pub(super) fn bind_cell<'s>(
     match ndarc_json::parse(text).unwrap_or(Value::Null) {
         Value::Null | Value::Bool(_) | Value::Array(_) => b.null(i),
         Value::Number(n) => number(b, n),
-        Value::String(s) => {
-            let mut buf = b.buffer();
-            buf.extend_from_slice(s.as_bytes());
-            b.text_owned(i, buf)
-        }
+        Value::String(s) => b.text_copied(i, s.as_bytes()),
         Value::Object(o) => {
             let mut buf = b.buffer();
             let b64 = o.get("blob").and_then(Value::as_str).unwrap_or("");

@@ -266,17 +266,20 @@ impl<'s> Binder<'s, '_> {
         self.check(rc)
     }
 
+    /// Binds a copy of the UTF-8 text `s`, held until the execution ends.
+    pub(super) fn text_copied(&mut self, i: usize, s: &[u8]) -> rusqlite::Result<()> {
+        let mut buf = self.buffer();
+        buf.extend_from_slice(s);
+        self.text_owned(i, buf)
+    }
+
     /// Binds `v` (its text or blob copied into a held buffer).
     pub(super) fn value(&mut self, i: usize, v: &Value) -> rusqlite::Result<()> {
         match v {
             Value::Null => self.null(i),
             Value::Integer(n) => self.int(i, *n),
             Value::Real(r) => self.real(i, *r),
-            Value::Text(s) => {
-                let mut buf = self.buffer();
-                buf.extend_from_slice(s.as_bytes());
-                self.text_owned(i, buf)
-            }
+            Value::Text(s) => self.text_copied(i, s.as_bytes()),
             Value::Blob(b) => {
                 let mut buf = self.buffer();
                 buf.extend_from_slice(b);
