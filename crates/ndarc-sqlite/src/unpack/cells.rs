@@ -3,6 +3,7 @@
 
 use ndarc_format::catalogue::decode_base64_into;
 use ndarc_format::Affinity;
+use ndarc_json::number::POW10_EXACT;
 use ndarc_json::Value;
 use rusqlite::types::Value as SqlValue;
 
@@ -98,18 +99,19 @@ pub(super) fn bind_cell<'s>(
             return b.text(i, inner)
         }
         b"null" => return b.null(i),
-        // A blob decoded straight from the line: parsed, its base64 (up
-        // to 16 MiB) was first copied into a JSON string. What decodes
-        // holds only base64 characters, so it is the string's value.
-        [b'{', b'"', b'b', b'l', b'o', b'b', b'"', b':', b'"', b64 @ .., b'"', b'}'] => {
-            if let Ok(b64) = simdutf8::basic::from_utf8(b64) {
-                let mut buf = b.buffer();
-                if decode_base64_into(b64, &mut buf) {
-                    return b.blob_owned(i, buf);
-                }
+        _ => {}
+    }
+    // A blob decoded straight from the line: parsed, its base64 (up to
+    // 16 MiB) was first copied into a JSON string. What decodes holds only
+    // base64 characters, so it is the string's value.
+    let base64 = text.strip_prefix(br#"{"blob":""#);
+    if let Some(b64) = base64.and_then(|t| t.strip_suffix(br#""}"#)) {
+        if let Ok(b64) = simdutf8::basic::from_utf8(b64) {
+            let mut buf = b.buffer();
+            if decode_base64_into(b64, &mut buf) {
+                return b.blob_owned(i, buf);
             }
         }
-        _ => {}
     }
     if let Some(n) = short_integer(text) {
         // Integral and within ±2^53: bound as the integer it is, under any
@@ -165,11 +167,6 @@ fn short_integer(text: &[u8]) -> Option<i64> {
     Some(if neg { -v } else { v })
 }
 
-/// Exact powers of ten as doubles (up to 10^22 every one is).
-const POW10: [f64; 15] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14,
-];
-
 /// The value of a decimal with a fraction, no exponent and at most 15
 /// digits (`-12.5`, `0.99`: most reals of a restore), as Rust's parser
 /// rounds it, without its general path (5 % of the inserting thread
@@ -199,7 +196,7 @@ fn short_decimal(text: &[u8]) -> Option<f64> {
         }
         m = m * 10 + u64::from(x);
     }
-    let v = m as f64 / POW10[frac.len()];
+    let v = m as f64 / POW10_EXACT[frac.len()];
     Some(if neg { -v } else { v })
 }
 

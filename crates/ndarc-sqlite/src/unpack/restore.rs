@@ -485,8 +485,13 @@ fn exec(
     let Some(Current { one: st, .. }) = current.as_mut() else {
         return Ok(());
     };
-    st.execute(|b| (params.iter().enumerate()).try_for_each(|(i, v)| b.value(i + 1, v)))
-        .map_err(|e| rejected(db, plan, table, index, e))
+    st.execute(|b| {
+        params
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, v)| b.value(i + 1, v))
+    })
+    .map_err(|e| rejected(db, plan, table, index, e))
 }
 
 /// The error of a batch of `rows` rows of `table` from row `index` (the
