@@ -25,7 +25,7 @@
 //! }
 //! ```
 
-// Unsafe code only in `unpack::stmt` and `unpack::behind` (SQLite's C API), where they allow it.
+// Unsafe code only in `unpack::stmt` (SQLite's C API), where it allows it.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 

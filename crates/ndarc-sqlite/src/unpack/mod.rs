@@ -17,9 +17,7 @@
 //!
 //! Its parts: `error`, `files` (temporary files, directories, moving into
 //! place), `schema` (the defensive connection, creating tables), `cells`
-//! (binding a row's cells), `stmt` (the prepared INSERT, bound through
-//! SQLite's C API), `behind` (the database file's pages written by a
-//! thread of their own) and `restore` (the session's reader).
+//! (binding a row's cells) and `restore` (the session's reader).
 
 use std::fs::{self, File};
 use std::io::{self, Read};
@@ -28,8 +26,6 @@ use std::path::{Path, PathBuf};
 use ndarc_format::Severity;
 use ndarc_verify::{ReadError, Report};
 
-#[cfg(unix)]
-mod behind;
 mod cells;
 mod error;
 mod files;
@@ -198,13 +194,7 @@ fn unpack_with(
             write_err(db, e)
         }
     };
-    // On unix the file's pages are written by a thread of their own
-    // (`behind`): the inserting thread sets the restore's pace.
-    #[cfg(unix)]
-    let vfs = behind::register().map(|()| behind::NAME).ok();
-    #[cfg(not(unix))]
-    let vfs = None;
-    let mut conn = schema::defensive_through(&tmp, vfs).map_err(sql_err)?;
+    let mut conn = defensive(&tmp).map_err(sql_err)?;
     // The user_version write puts page 1 in place even when the archive
     // has no tables (SQLite leaves an empty schema as an empty file, which
     // has no SQLite header). Pragmas run before the authorizer, which
@@ -261,8 +251,6 @@ fn unpack_with(
         (counts, done, written, objects, payloads, plan)
     };
     conn.execute_batch("COMMIT").map_err(sql_err)?;
-    #[cfg(unix)]
-    behind::flush(&conn).map_err(sql_err)?;
     conn.close().map_err(|(_, e)| sql_err(e))?;
     File::open(&tmp)
         .and_then(|f| f.sync_all())

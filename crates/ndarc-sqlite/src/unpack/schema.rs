@@ -104,23 +104,16 @@ pub(super) fn check_created(conn: &Connection, t: &Table) -> Result<(), Error> {
 /// [`restore_authorizer`] allows only what a restore does (installed
 /// by the caller once its own pragmas have run).
 pub fn defensive(path: &Path) -> rusqlite::Result<Connection> {
-    defensive_through(path, None)
-}
-
-/// [`defensive`], the file opened through the VFS named `vfs` (the
-/// restore's write-behind VFS) when there is one.
-pub(super) fn defensive_through(path: &Path, vfs: Option<&str>) -> rusqlite::Result<Connection> {
     use rusqlite::config::DbConfig as C;
     use rusqlite::limits::Limit;
     // The file exists (created with its mode beforehand): opened without
     // SQLITE_OPEN_CREATE, so that a file removed meanwhile (by a signal's
     // cleanup) is not made again, and without SQLITE_OPEN_URI, so that a
     // path beginning with `file:` is a path.
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = match vfs {
-        Some(vfs) => Connection::open_with_flags_and_vfs(path, flags, vfs)?,
-        None => Connection::open_with_flags(path, flags)?,
-    };
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
     conn.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0)?;
     for (flag, on) in [
         (C::SQLITE_DBCONFIG_DEFENSIVE, true),
