@@ -61,7 +61,7 @@ pub fn restored_number(
 }
 
 /// Binds a cell of a verified row.
-pub(super) fn cell(v: &Value<'_>, affinity: Affinity, buf: &mut Vec<u8>) -> SqlValue {
+pub(super) fn cell(v: &Value<'_>, affinity: Affinity) -> SqlValue {
     match v {
         Value::Null | Value::Bool(_) | Value::Array(_) => SqlValue::Null,
         Value::Number(n) => match bound_number(*n, affinity) {
@@ -70,10 +70,10 @@ pub(super) fn cell(v: &Value<'_>, affinity: Affinity, buf: &mut Vec<u8>) -> SqlV
         },
         Value::String(s) => SqlValue::Text(s.to_string()),
         Value::Object(o) => {
-            buf.clear();
+            let mut blob = Vec::new();
             let b64 = o.get("blob").and_then(Value::as_str).unwrap_or("");
-            decode_base64_into(b64, buf);
-            SqlValue::Blob(buf.clone())
+            decode_base64_into(b64, &mut blob);
+            SqlValue::Blob(blob)
         }
     }
 }
@@ -292,7 +292,6 @@ mod tests {
             Affinity::Text,
             Affinity::Blob,
         ];
-        let mut buf = Vec::new();
         for text in texts {
             for aff in affinities {
                 st.execute(|b| bind_cell(b, 1, text.as_bytes(), aff))
@@ -303,7 +302,7 @@ mod tests {
                     })
                     .unwrap();
                 let parsed = ndarc_json::parse(text.as_bytes()).unwrap();
-                let want = cell(&parsed, aff, &mut buf);
+                let want = cell(&parsed, aff);
                 assert_eq!(got, want, "{text} under {aff:?}");
             }
         }

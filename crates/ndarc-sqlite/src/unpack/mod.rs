@@ -223,7 +223,6 @@ fn unpack_with(
             done: Vec::new(),
             written,
             params: Vec::new(),
-            blob: Vec::new(),
             chunk: Vec::new(),
             objects: 0,
             payloads: 0,

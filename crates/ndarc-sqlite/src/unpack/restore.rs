@@ -158,7 +158,6 @@ pub(super) struct Restore<'c> {
     pub(super) done: Vec<(PathBuf, PathBuf)>,
     pub(super) written: Written,
     pub(super) params: Vec<SqlValue>,
-    pub(super) blob: Vec<u8>,
     pub(super) chunk: Vec<u8>,
     pub(super) objects: usize,
     pub(super) payloads: usize,
@@ -373,7 +372,7 @@ impl<'c> Restore<'c> {
                 let row = item.get("row");
                 for (name, aff) in ins.names.iter().zip(&ins.affinities) {
                     let v = row.and_then(|x| x.get(name)).unwrap_or(&Value::Null);
-                    self.params.push(cell(v, *aff, &mut self.blob));
+                    self.params.push(cell(v, *aff));
                 }
                 if ins.rowid {
                     let id = item.get("rowid").and_then(Value::as_f64).unwrap_or(0.0);

@@ -266,10 +266,16 @@ impl<'s> Binder<'s, '_> {
         self.check(rc)
     }
 
-    /// Binds a copy of the UTF-8 text `s`, held until the execution ends.
-    pub(super) fn text_copied(&mut self, i: usize, s: &[u8]) -> rusqlite::Result<()> {
+    /// A buffer holding a copy of `s` (see [`Binder::buffer`]).
+    fn copy_of(&mut self, s: &[u8]) -> Vec<u8> {
         let mut buf = self.buffer();
         buf.extend_from_slice(s);
+        buf
+    }
+
+    /// Binds a copy of the UTF-8 text `s`, held until the execution ends.
+    pub(super) fn text_copied(&mut self, i: usize, s: &[u8]) -> rusqlite::Result<()> {
+        let buf = self.copy_of(s);
         self.text_owned(i, buf)
     }
 
@@ -281,8 +287,7 @@ impl<'s> Binder<'s, '_> {
             Value::Real(r) => self.real(i, *r),
             Value::Text(s) => self.text_copied(i, s.as_bytes()),
             Value::Blob(b) => {
-                let mut buf = self.buffer();
-                buf.extend_from_slice(b);
+                let buf = self.copy_of(b);
                 self.blob_owned(i, buf)
             }
         }

@@ -42,7 +42,7 @@ fn restored_number_is_what_sqlite_reads_back() {
                 continue; // not a safe integer: not a valid INTEGER cell
             }
             conn.execute("DELETE FROM t", []).unwrap();
-            let bound = cell(&Value::Number(n), aff, &mut Vec::new());
+            let bound = cell(&Value::Number(n), aff);
             conn.execute(&format!("INSERT INTO t(c{i}) VALUES(?1)"), [&bound])
                 .unwrap();
             let got: SqlValue = conn
